@@ -1,0 +1,37 @@
+# Everything a newcomer needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test bench lint schemas worker clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test,dev,embedded]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/matcha run
+
+worker: install
+	$(BIN)/matcha worker
+
+test: install
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python -m bench
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+schemas: install
+	$(BIN)/matcha schemas --out docs/schemas
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,168 @@
+"""Events: the only truth. Past-tense names, frozen, tagged by ``type``.
+
+Every event carries ``v``, the schema version of its type, so the log stays
+readable when a type grows (new fields get defaults; a type never changes).
+These are the *full* events, as stored; what a viewer may see of them is
+decided in one place, ``service.engine.redact``.
+"""
+
+from typing import Literal, TypeAlias
+
+import msgspec
+
+from schemas.cards import Card, RoundNo, Seat, Target, TokenKind
+from schemas.rules import Ruleset
+
+
+class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    v: int = 1
+
+
+class TeaPair(msgspec.Struct, frozen=True, kw_only=True):
+    """The two tea cards of one round's tatami pair."""
+
+    number: Card
+    suit: Card
+
+
+class TokenAward(msgspec.Struct, frozen=True, kw_only=True):
+    seat: Seat
+    kind: TokenKind
+
+
+class TargetOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What happened beside one target when its round was revealed (RULES §5)."""
+
+    target: Target
+    tea_card: Card
+    cards: tuple[Card | None, Card | None]
+    """The card each seat placed beside this target (None: no card)."""
+    shown: bool
+    """Both seats played here, so both cards were turned face up. A lone card
+    is never shown: only its owner (and, after the match, everyone) sees it."""
+    matched: tuple[bool | None, bool | None]
+    """Per seat: did its card match the tea card (None: no card, or a lone card
+    which counts as matched without being looked at)."""
+    winner: Seat | None
+    due: tuple[TokenAward, ...]
+    """Tokens the rules award."""
+    given: tuple[TokenAward, ...]
+    """Tokens actually given: ``due`` less any whose supply had run out."""
+
+
+class MatchCreated(_Event, tag="match_created"):
+    match_id: str
+    players: tuple[str, str]
+    """Player ids by seat."""
+    ruleset: Ruleset
+    first_dealer: Seat
+    seed_commitment: str
+    """SHA-256 of the secret seed, hex (RULES §10, docs/dealing.md)."""
+    ladder_id: str | None = None
+    dealing_scheme: str = "matcha-deal-v1"
+
+
+class HandDealt(_Event, tag="hand_dealt"):
+    hand: int
+    """1-based hand number."""
+    dealer: Seat
+    tea: tuple[TeaPair, TeaPair, TeaPair]
+    """Tea cards of rounds 1, 2, 3 (left, middle, right pair)."""
+    hands: tuple[tuple[Card, ...], tuple[Card, ...]]
+    """Each seat's whole hand after the deal (kept cards first, then new ones)."""
+    set_aside: tuple[Card, ...]
+    """The cards nobody sees during the match."""
+
+
+class CardPlayed(_Event, tag="card_played"):
+    seat: Seat
+    hand: int
+    round: RoundNo
+    card: Card
+    target: Target
+
+
+class Passed(_Event, tag="passed"):
+    seat: Seat
+    hand: int
+    round: RoundNo
+    automatic: bool = False
+    """True when the engine passed for a seat that had no legal play."""
+
+
+class RoundRevealed(_Event, tag="round_revealed"):
+    hand: int
+    round: RoundNo
+    outcomes: tuple[TargetOutcome, TargetOutcome]
+    """Number target first, then suit target."""
+
+
+class HandEnded(_Event, tag="hand_ended"):
+    """Round 3 revealed and nobody won: cards are collected, keeping begins."""
+
+    hand: int
+
+
+class CardsKept(_Event, tag="cards_kept"):
+    seat: Seat
+    hand: int
+    """The hand that just ended."""
+    cards: tuple[Card, ...]
+
+
+EndReason: TypeAlias = Literal["qualified", "comparison", "hand_limit", "resigned", "timeout"]
+
+
+class MatchEnded(_Event, tag="match_ended"):
+    winner: Seat | None
+    """None: a draw (possible only when the hand limit is reached)."""
+    reason: EndReason
+    seed: str
+    """The secret seed, revealed (hex)."""
+
+
+class DisputeFiled(_Event, tag="dispute_filed"):
+    dispute_id: str
+    seat: Seat
+    player: str
+    reason: str
+
+
+class DisputeDecided(_Event, tag="dispute_decided"):
+    dispute_id: str
+    upheld: bool
+    admin: str
+    reason: str
+
+
+class MatchAnnulled(_Event, tag="match_annulled"):
+    """The match stands with no result. Appended, never an edit."""
+
+    admin: str
+    reason: str
+    dispute_id: str | None = None
+
+
+GameEvent: TypeAlias = (
+    MatchCreated | HandDealt | CardPlayed | Passed | RoundRevealed | HandEnded | CardsKept
+    | MatchEnded
+)
+AdminEvent: TypeAlias = DisputeFiled | DisputeDecided | MatchAnnulled
+Event: TypeAlias = GameEvent | AdminEvent
+
+EVENT_TYPES: tuple[type[_Event], ...] = (
+    MatchCreated, HandDealt, CardPlayed, Passed, RoundRevealed, HandEnded, CardsKept,
+    MatchEnded, DisputeFiled, DisputeDecided, MatchAnnulled,
+)
+
+event_encoder = msgspec.json.Encoder()
+event_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
+
+
+def encode_event(event: Event) -> bytes:
+    """Canonical bytes of an event: the bytes hashed into the chain."""
+    return event_encoder.encode(event)
+
+
+def decode_event(data: bytes | str) -> Event:
+    return event_decoder.decode(data)

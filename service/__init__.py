@@ -1,0 +1,1 @@
+"""The Matcha match service: engine (pure), store, API, live streams."""

@@ -1,0 +1,35 @@
+"""The one console entry point: ``matcha <command>``.
+
+Each command lives in the module of the part it drives; this file only
+gathers them, importing lazily so ``matcha simulate`` never loads the web stack.
+"""
+
+import importlib
+
+import click
+
+# name -> "module:attribute" of a click command
+COMMANDS: dict[str, str] = {
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        command: click.Command = getattr(importlib.import_module(module_name), attr)
+        return command
+
+
+@click.group(cls=_LazyGroup)
+def main() -> None:
+    """Matcha match service: run it, simulate, audit and export matches."""
+
+
+if __name__ == "__main__":
+    main()
