@@ -1,0 +1,120 @@
+"""Elo as the federations run it: hand-computed values and recompute == incremental."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workers.elo import (
+    DEFAULT_SETTINGS,
+    EloSettings,
+    Ladder,
+    expected_score,
+    recompute,
+    settings_from_json,
+)
+
+
+def hand_elo(r: float, opp: float, score: float, k: float) -> float:
+    d = max(-400.0, min(400.0, r - opp))
+    return r + k * (score - 1 / (1 + 10 ** (-d / 400)))
+
+
+def test_two_new_players_move_by_twenty_after_one_win() -> None:
+    ladder = recompute([("m1", 1, "ann", "bob", 1.0)])
+    assert ladder.rating("ann") == 1520.0
+    assert ladder.rating("bob") == 1480.0
+
+
+def test_a_draw_between_equals_changes_nothing_and_counts_as_a_draw() -> None:
+    ladder = recompute([("m1", 1, "ann", "bob", 0.5)])
+    table = {p.player_id: p for p in ladder.table()}
+    assert table["ann"].rating == 1500.0
+    assert (table["ann"].wins, table["ann"].draws, table["ann"].losses) == (0, 1, 0)
+    assert table["bob"].provisional
+
+
+def test_k_drops_from_40_to_20_after_thirty_games() -> None:
+    # ann beats a fresh opponent every time; compute her rating by hand
+    results = [(f"m{i}", i, "ann", f"fresh{i}", 1.0) for i in range(1, 33)]
+    ladder = recompute(results)
+    r = 1500.0
+    for i in range(32):
+        k = 40.0 if i < 30 else 20.0
+        r = hand_elo(r, 1500.0, 1.0, k)
+    assert math.isclose(ladder.rating("ann"), r, abs_tol=1e-9)
+    ann = next(p for p in ladder.table() if p.player_id == "ann")
+    assert ann.games == 32 and ann.wins == 32 and not ann.provisional
+
+
+def test_k_is_10_once_2400_was_reached_even_after_falling_below() -> None:
+    s = EloSettings(initial=2390.0)
+    # 30 draws against an equal 2390 player keep ann at 2390 (K 40 phase ends)
+    results = [(f"d{i}", i, "ann", f"peer{i}", 0.5) for i in range(30)]
+    # a win against 2390 at K 20: +10 -> 2400, reached
+    results.append(("w", 100, "ann", "peer-w", 1.0))
+    # a loss against a fresh 2390 player: K 10 now (sticky), she drops below 2400
+    results.append(("l", 101, "ann", "peer-l", 0.0))
+    # another loss: still K 10 though she is below 2400
+    results.append(("l2", 102, "ann", "peer-l2", 0.0))
+    ladder = recompute(results, s)
+    r = 2390.0
+    r = hand_elo(r, 2390.0, 1.0, 20.0)
+    assert r == 2400.0
+    r = hand_elo(r, 2390.0, 0.0, 10.0)
+    assert r < 2400.0
+    r = hand_elo(r, 2390.0, 0.0, 10.0)
+    assert math.isclose(ladder.rating("ann"), r, abs_tol=1e-9)
+    ann = next(p for p in ladder.table() if p.player_id == "ann")
+    assert ann.reached_master and ann.peak == 2400.0
+
+
+def test_a_difference_beyond_400_counts_as_400() -> None:
+    assert expected_score(2400, 1500) == expected_score(1900, 1500)
+    assert math.isclose(expected_score(1500, 2400), 1 / 11)
+
+
+def test_ladder_json_settings_with_aliases_and_defaults() -> None:
+    s = settings_from_json({"initial": 1200, "k_factor": 16, "unknown": 1})
+    assert s.initial == 1200.0 and s.k == 16.0 and s.k_new == DEFAULT_SETTINGS.k_new
+    assert settings_from_json(None) == DEFAULT_SETTINGS
+    assert settings_from_json(b'{"k_master": 5}').k_master == 5.0
+
+
+PLAYERS = [f"p{i}" for i in range(6)]
+result_st = st.tuples(
+    st.sampled_from(PLAYERS), st.sampled_from(PLAYERS), st.sampled_from([0.0, 0.5, 1.0])
+).filter(lambda t: t[0] != t[1])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(result_st, max_size=120), st.data())
+def test_recompute_from_scratch_equals_incremental_updates(results, data) -> None:
+    s = EloSettings(initial=2300.0, new_player_games=5, provisional_games=4)  # reach K changes
+    rows = [(f"m{i}", i, a, b, sc) for i, (a, b, sc) in enumerate(results)]
+    whole = recompute(rows, s)
+    # incremental: stop at random points, persist the table, resume from it
+    ladder = Ladder(s)
+    history = []
+    i = 0
+    while i < len(rows):
+        step = data.draw(st.integers(1, 20))
+        for row in rows[i : i + step]:
+            ladder.rate(*row)
+        history.extend(ladder.changes())
+        ladder = Ladder(s, ladder.table())
+        i += step
+    assert ladder.table() == whole.table()
+    assert history == whole.changes()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(result_st, max_size=80))
+def test_equal_k_keeps_the_rating_pool_constant(results) -> None:
+    s = EloSettings(k_new=20.0)
+    ladder = recompute([(f"m{i}", i, a, b, sc) for i, (a, b, sc) in enumerate(results)], s)
+    table = ladder.table()
+    assert math.isclose(sum(p.rating for p in table), 1500.0 * len(table), abs_tol=1e-6)
+    assert all(p.games == p.wins + p.draws + p.losses for p in table)
