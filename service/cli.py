@@ -10,6 +10,7 @@ import click
 
 # name -> "module:attribute" of a click command
 COMMANDS: dict[str, str] = {
+    "api": "service.api.serve:api_command",
 }
 
 

@@ -1,0 +1,151 @@
+"""The Litestar application: ``create_app(settings) -> Litestar``.
+
+Plug-in points for the other parts (edit the two lists below, one line each):
+
+* ``ROUTES``: ``"module:attribute"`` of a route handler, controller or router
+  (or a list of them) to mount, e.g. ``"service.live.routes:ROUTES"``. They
+  are imported when an app is created, so an app never loads a part it does
+  not mount, and a part's module may import from ``service.api`` freely.
+* ``ON_STARTUP``: ``"module:function"`` called as ``await fn(app)`` (or
+  ``fn(app)``) once the pool, Redis client, event store and match service are
+  on ``app.state``. This is where a part registers its after-commit hooks:
+  ``app.state.matches.after_commit.append(publish)``.
+
+Tests and scripts can also call ``register_router(handler)`` before
+``create_app``. What the lifespan puts on ``app.state``: ``settings``,
+``pool`` (psycopg ``AsyncConnectionPool``), ``store`` (``EventStore``),
+``redis`` (``redis.asyncio.Redis`` or None), ``matches`` (``MatchService``).
+The OpenAPI document is served at ``/schema/openapi.json``, Swagger UI at
+``/schema/swagger``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from anyio import to_thread
+from litestar import Litestar
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import ControllerRouterHandler
+
+from service.api.deps import DEPENDENCIES
+from service.api.errors import EXCEPTION_HANDLERS
+from service.settings import Settings, load_settings
+
+log = logging.getLogger("matcha.api")
+
+ROUTES: list[str] = [
+    "service.api.players:ROUTES",
+    "service.api.ladders:ROUTES",
+    "service.api.pairing:ROUTES",
+    "service.api.match_routes:ROUTES",
+]
+"""Route handlers mounted on every app, as ``"module:attribute"``."""
+
+ON_STARTUP: list[str] = []
+"""Async or sync callables ``fn(app)`` run at start, after ``app.state`` is ready."""
+
+_REGISTERED: list[ControllerRouterHandler] = []
+
+
+def register_router(handler: ControllerRouterHandler) -> None:
+    """Mount ``handler`` on every app created from now on (tests, scripts)."""
+    _REGISTERED.append(handler)
+
+
+def _resolve(target: str) -> Any:
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def _route_handlers() -> list[ControllerRouterHandler]:
+    handlers: list[ControllerRouterHandler] = []
+    for target in ROUTES:
+        found = _resolve(target)
+        handlers.extend(found if isinstance(found, Sequence) else [found])
+    handlers.extend(_REGISTERED)
+    return handlers
+
+
+async def _connect_redis(url: str) -> Any:
+    """A Redis client, or None. Redis is only a hint channel: the API serves without it."""
+    if not url:
+        return None
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(url, socket_connect_timeout=1.0, health_check_interval=30)
+    try:
+        await client.ping()
+    except Exception as exc:  # any failure to reach it: serve anyway, retry lazily
+        log.warning(
+            "Redis at %s is unreachable (%s); live hints are off until it answers", url, exc
+        )
+    return client
+
+
+@asynccontextmanager
+async def _lifespan(app: Litestar) -> AsyncIterator[None]:
+    from service.api.auth import bootstrap_admin
+    from service.matches import MatchService
+    from service.store import EventStore, apply_migrations, open_pool
+
+    settings: Settings = app.state.settings
+    url = settings.database.url
+    if not url:
+        raise RuntimeError("DATABASE_URL is not set (matcha run starts an embedded server)")
+    if settings.database.migrate_on_start:
+        await to_thread.run_sync(apply_migrations, url)
+    pool = await open_pool(url)
+    redis = await _connect_redis(settings.redis.url)
+    try:
+        store = EventStore(pool)
+        app.state.pool = pool
+        app.state.store = store
+        app.state.redis = redis
+        app.state.matches = MatchService(pool, store)
+        if settings.api.admin_token:
+            async with pool.connection() as conn:
+                await bootstrap_admin(conn, settings.api.admin_name, settings.api.admin_token)
+        for target in ON_STARTUP:
+            result = _resolve(target)(app)
+            if inspect.isawaitable(result):
+                await result
+        yield
+    finally:
+        if redis is not None:
+            await redis.aclose()
+        await pool.close()
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    settings = settings or load_settings()
+    openapi = OpenAPIConfig(
+        title="Matcha match service",
+        version="1.0.0",
+        description="Ladders, pairing and event-sourced Matcha matches. See docs/api.md.",
+        path="/schema",
+        render_plugins=[SwaggerRenderPlugin(path="/swagger")],
+        components=Components(
+            security_schemes={
+                "bearer": SecurityScheme(type="http", scheme="bearer", description="Player token")
+            }
+        ),
+        security=[{"bearer": []}],
+    )
+    app = Litestar(
+        route_handlers=_route_handlers(),
+        dependencies=DEPENDENCIES,
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=[_lifespan],
+        openapi_config=openapi,
+        debug=False,
+    )
+    app.state.settings = settings
+    return app

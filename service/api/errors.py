@@ -1,0 +1,170 @@
+"""The one table that maps every refusal to ``application/problem+json``.
+
+Bodies follow RFC 9457: ``type``, ``title``, ``status``, ``detail``,
+``instance``, plus our machine-readable ``code``. The ``detail`` of a
+``MatchaError`` is a plain sentence written by the part that raised it (the
+engine's rule errors never name a hidden card); anything unexpected becomes a
+500 ``internal_error`` whose details stay in the server log.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import (
+    HTTPException,
+    NotAuthorizedException,
+    NotFoundException,
+    PermissionDeniedException,
+    ValidationException,
+)
+from litestar.types import ExceptionHandlersMap
+
+from service.errors import MatchaError
+
+log = logging.getLogger("matcha.api")
+
+PROBLEM_JSON = "application/problem+json"
+PROBLEM_BASE = "https://matcha.example/problems/"
+
+
+class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    type: str
+    title: str
+    status: int
+    code: str
+    detail: str
+    instance: str
+    errors: list[dict[str, Any]] | None = None
+    """For ``validation_error``: which field is wrong, and why."""
+
+
+def problem_response(
+    request: Request[Any, Any, Any],
+    status: int,
+    code: str,
+    detail: str,
+    *,
+    errors: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response[Problem]:
+    problem = Problem(
+        type=PROBLEM_BASE + code,
+        title=HTTPStatus(status).phrase,
+        status=status,
+        code=code,
+        detail=detail,
+        instance=request.url.path,
+        errors=errors,
+    )
+    return Response(problem, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def _matcha_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    assert isinstance(exc, MatchaError)
+    return problem_response(request, exc.status, exc.code, exc.detail)
+
+
+def _field_errors(extra: Any) -> list[dict[str, Any]]:
+    """Litestar's validation extras, reduced to ``{field, message}`` pairs."""
+    items = extra if isinstance(extra, list) else [extra] if extra else []
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, dict):
+            out.append(
+                {
+                    "field": str(item.get("key") or item.get("field") or ""),
+                    "source": str(item.get("source") or "body"),
+                    "message": str(item.get("message") or ""),
+                }
+            )
+        else:
+            out.append({"field": "", "source": "body", "message": str(item)})
+    return out
+
+
+def _validation_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    assert isinstance(exc, ValidationException)
+    errors = _field_errors(exc.extra)
+    where = ", ".join(e["field"] for e in errors if e["field"])
+    messages = "; ".join(e["message"] for e in errors if e["message"])
+    detail = "The request is not valid"
+    if where:
+        detail += f" (field: {where})"
+    if messages:
+        detail += f": {messages}"
+    elif exc.detail and exc.detail != HTTPStatus.BAD_REQUEST.phrase:
+        detail += f": {exc.detail}"
+    return problem_response(request, 400, "validation_error", detail + ".", errors=errors or None)
+
+
+def _decode_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    return problem_response(
+        request, 400, "validation_error", f"The request body is not valid: {exc}."
+    )
+
+
+def _not_authorized(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    detail = getattr(exc, "detail", "") or "A valid bearer token is required."
+    return problem_response(
+        request, 401, "unauthorized", detail, headers={"WWW-Authenticate": 'Bearer realm="matcha"'}
+    )
+
+
+def _permission_denied(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    detail = getattr(exc, "detail", "") or "You may not do this."
+    return problem_response(request, 403, "forbidden", detail)
+
+
+def _not_found(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    return problem_response(request, 404, "not_found", "There is nothing at this address.")
+
+
+_CODES_BY_STATUS = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "too_many_requests",
+    503: "unavailable",
+}
+
+
+def _http_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    assert isinstance(exc, HTTPException)
+    status = exc.status_code
+    if status >= 500:
+        log.error("HTTP %s on %s: %s", status, request.url.path, exc.detail)
+        return problem_response(request, status, "internal_error", "The server failed; try again.")
+    code = _CODES_BY_STATUS.get(status, "bad_request")
+    return problem_response(request, status, code, str(exc.detail or HTTPStatus(status).phrase))
+
+
+def _internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    # The trace goes to the log, never to the client: it may hold state.
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return problem_response(request, 500, "internal_error", "The server failed; try again.")
+
+
+EXCEPTION_HANDLERS: ExceptionHandlersMap = {
+    MatchaError: _matcha_error,
+    ValidationException: _validation_error,
+    msgspec.DecodeError: _decode_error,
+    msgspec.ValidationError: _decode_error,
+    NotAuthorizedException: _not_authorized,
+    PermissionDeniedException: _permission_denied,
+    NotFoundException: _not_found,
+    HTTPException: _http_exception,
+    Exception: _internal_error,
+}
+"""Litestar picks the most specific class of the raised exception (MRO order)."""
+
+__all__ = ["EXCEPTION_HANDLERS", "PROBLEM_JSON", "Problem", "problem_response"]

@@ -1,0 +1,187 @@
+"""Ladders: an organiser creates one with a ruleset and rating settings;
+players join it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from litestar import get, post
+from psycopg import AsyncConnection
+from psycopg.errors import UniqueViolation
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+
+from service.api.auth import Player, new_id
+from service.api.deps import requires_role
+from service.errors import Conflict, NotFound
+
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class RatingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Elo settings of a ladder (applied by the ratings worker)."""
+
+    initial: Annotated[int, msgspec.Meta(ge=0, le=10_000)] = 1500
+    k_new: Annotated[int, msgspec.Meta(ge=1, le=200)] = 40
+    k_established: Annotated[int, msgspec.Meta(ge=1, le=200)] = 20
+    k_master: Annotated[int, msgspec.Meta(ge=1, le=200)] = 10
+    established_after_games: NonNegative = 30
+    master_rating: NonNegative = 2400
+    max_difference: Annotated[int, msgspec.Meta(ge=1)] = 400
+
+
+class LadderBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+    ruleset: Literal["standard", "duel"] = "standard"
+    rating: RatingSettings = msgspec.field(default_factory=RatingSettings)
+    spectator_delay_s: NonNegative = 0
+    hide_hands_in_replay: bool = False
+    dispute_window_s: NonNegative = 86400
+
+
+class Ladder(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    name: str
+    ruleset: Literal["standard", "duel"]
+    rating: RatingSettings
+    spectator_delay_s: int
+    hide_hands_in_replay: bool
+    dispute_window_s: int
+    created_by: str
+    created_at: datetime
+
+
+class Member(msgspec.Struct, frozen=True, kw_only=True):
+    player_id: str
+    name: str
+    joined_at: datetime
+
+
+_LADDER_COLUMNS = (
+    "id, name, ruleset, rating, spectator_delay_s, hide_hands_in_replay, dispute_window_s,"
+    " created_by, created_at"
+)
+
+
+def _ladder(row: tuple[Any, ...]) -> Ladder:
+    return Ladder(
+        id=row[0],
+        name=row[1],
+        ruleset=row[2],
+        rating=msgspec.convert(row[3], RatingSettings),
+        spectator_delay_s=row[4],
+        hide_hands_in_replay=row[5],
+        dispute_window_s=row[6],
+        created_by=row[7],
+        created_at=row[8],
+    )
+
+
+async def ladder_by_id(conn: AsyncConnection, ladder_id: str) -> Ladder:
+    """The ladder, or ``NotFound``."""
+    cur = await conn.execute(f"SELECT {_LADDER_COLUMNS} FROM ladders WHERE id = %s", (ladder_id,))
+    row = await cur.fetchone()
+    if row is None:
+        raise NotFound("No ladder has this id.")
+    return _ladder(row)
+
+
+async def is_member(conn: AsyncConnection, ladder_id: str, player_id: str) -> bool:
+    cur = await conn.execute(
+        "SELECT 1 FROM ladder_members WHERE ladder_id = %s AND player_id = %s",
+        (ladder_id, player_id),
+    )
+    return await cur.fetchone() is not None
+
+
+@post(
+    "/api/ladders",
+    operation_id="createLadder",
+    tags=["ladders"],
+    guards=[requires_role("organiser")],
+)
+async def create_ladder(data: LadderBody, player: Player, pool: AsyncConnectionPool) -> Ladder:
+    """Create a ladder (organisers and admins)."""
+    async with pool.connection() as conn:
+        try:
+            cur = await conn.execute(
+                f"""INSERT INTO ladders (id, name, ruleset, rating, spectator_delay_s,
+                        hide_hands_in_replay, dispute_window_s, created_by)
+                    VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING {_LADDER_COLUMNS}""",
+                (
+                    new_id(),
+                    data.name,
+                    data.ruleset,
+                    Jsonb(msgspec.to_builtins(data.rating)),
+                    data.spectator_delay_s,
+                    data.hide_hands_in_replay,
+                    data.dispute_window_s,
+                    player.id,
+                ),
+            )
+        except UniqueViolation as exc:
+            raise Conflict(f"A ladder named {data.name!r} exists.", code="name_taken") from exc
+        row = await cur.fetchone()
+    assert row is not None
+    return _ladder(row)
+
+
+@get("/api/ladders", operation_id="listLadders", tags=["ladders"], security=[])
+async def list_ladders(pool: AsyncConnectionPool) -> list[Ladder]:
+    """Every ladder, oldest first."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(f"SELECT {_LADDER_COLUMNS} FROM ladders ORDER BY created_at, id")
+        return [_ladder(row) for row in await cur.fetchall()]
+
+
+@get("/api/ladders/{ladder_id:str}", operation_id="getLadder", tags=["ladders"], security=[])
+async def get_ladder(ladder_id: str, pool: AsyncConnectionPool) -> Ladder:
+    async with pool.connection() as conn:
+        return await ladder_by_id(conn, ladder_id)
+
+
+@post(
+    "/api/ladders/{ladder_id:str}/members",
+    operation_id="joinLadder",
+    tags=["ladders"],
+    status_code=200,
+)
+async def join_ladder(ladder_id: str, player: Player, pool: AsyncConnectionPool) -> Member:
+    """Join the ladder as the signed-in player (joining twice is harmless)."""
+    async with pool.connection() as conn:
+        await ladder_by_id(conn, ladder_id)
+        await conn.execute(
+            "INSERT INTO ladder_members (ladder_id, player_id) VALUES (%s, %s)"
+            " ON CONFLICT DO NOTHING",
+            (ladder_id, player.id),
+        )
+        cur = await conn.execute(
+            "SELECT joined_at FROM ladder_members WHERE ladder_id = %s AND player_id = %s",
+            (ladder_id, player.id),
+        )
+        row = await cur.fetchone()
+    assert row is not None
+    return Member(player_id=player.id, name=player.name, joined_at=row[0])
+
+
+@get(
+    "/api/ladders/{ladder_id:str}/members",
+    operation_id="listLadderMembers",
+    tags=["ladders"],
+    security=[],
+)
+async def list_members(ladder_id: str, pool: AsyncConnectionPool) -> list[Member]:
+    async with pool.connection() as conn:
+        await ladder_by_id(conn, ladder_id)
+        cur = await conn.execute(
+            "SELECT m.player_id, p.name, m.joined_at FROM ladder_members m"
+            " JOIN players p ON p.id = m.player_id WHERE m.ladder_id = %s"
+            " ORDER BY m.joined_at, p.name",
+            (ladder_id,),
+        )
+        return [Member(player_id=r[0], name=r[1], joined_at=r[2]) for r in await cur.fetchall()]
+
+
+ROUTES = [create_ladder, list_ladders, get_ladder, join_ladder, list_members]

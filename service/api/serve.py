@@ -1,0 +1,55 @@
+"""Run the API with uvicorn: ``serve(settings, host, port, workers)`` and the
+console command ``matcha api``. (``matcha run``, owned by the ops part, starts
+the embedded servers first and then calls ``serve``.)"""
+
+from __future__ import annotations
+
+import os
+
+import click
+import uvicorn
+
+from service.settings import Settings, load_settings
+
+
+def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> None:
+    """Serve ``create_app`` until interrupted.
+
+    With several workers uvicorn starts separate processes that each call the
+    factory, so they read the settings from the environment: the database and
+    Redis URLs given here are exported first.
+    """
+    settings = settings or load_settings()
+    if settings.database.url:
+        os.environ["DATABASE_URL"] = settings.database.url
+    if settings.redis.url:
+        os.environ["REDIS_URL"] = settings.redis.url
+    if workers > 1:
+        uvicorn.run(
+            "service.api.app:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            access_log=False,
+            log_level="info",
+        )
+        return
+    from service.api.app import create_app
+
+    uvicorn.run(create_app(settings), host=host, port=port, access_log=False, log_level="info")
+
+
+@click.command("api")
+@click.option(
+    "--host", default=None, help="Interface to listen on (default: $MATCHA_HOST or 127.0.0.1)."
+)
+@click.option("--port", type=int, default=None, help="Port (default: $MATCHA_PORT or 8000).")
+@click.option("--workers", type=int, default=1, show_default=True, help="uvicorn worker processes.")
+def api_command(host: str | None, port: int | None, workers: int) -> None:
+    """Serve the HTTP API (needs DATABASE_URL; REDIS_URL optional)."""
+    settings = load_settings()
+    host = host or settings.api.host
+    port = port or settings.api.port
+    click.echo(f"Matcha API on http://{host}:{port}  (OpenAPI: /schema/openapi.json)")
+    serve(settings, host, port, workers)

@@ -1,0 +1,134 @@
+"""The ``match_summaries`` projection: one row per match for the match lists.
+
+Built from events alone (never from a hand or a face-down card: only who
+plays, the hand number, tokens given, the result). Each row records the last
+version it applied, and an update only ever moves it forward, so applying the
+same events twice, or out of order, is harmless. ``rebuild_match_summaries``
+recomputes every row from the events table and must give the same rows as the
+incremental updates (tests/api/test_summaries.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+import msgspec
+from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
+
+from schemas.cards import TOKEN_KINDS
+from schemas.events import (
+    Event,
+    HandDealt,
+    MatchAnnulled,
+    MatchCreated,
+    MatchEnded,
+    RoundRevealed,
+)
+
+Status = Literal["live", "finished", "annulled"]
+
+
+class Summary(msgspec.Struct, kw_only=True):
+    match_id: str
+    ladder_id: str | None
+    ruleset: str
+    players: tuple[str, str]
+    status: Status = "live"
+    hand: int = 0
+    tokens: tuple[dict[str, int], dict[str, int]] = msgspec.field(
+        default_factory=lambda: ({k: 0 for k in TOKEN_KINDS}, {k: 0 for k in TOKEN_KINDS})
+    )
+    winner: int | None = None
+    end_reason: str | None = None
+    last_version: int = 0
+
+
+def summarise(events: Iterable[Event], first_version: int = 1) -> Summary:
+    """The summary of a whole log (``events`` starts with ``match_created``)."""
+    summary: Summary | None = None
+    version = first_version - 1
+    for event in events:
+        version += 1
+        if summary is None:
+            if not isinstance(event, MatchCreated):
+                raise ValueError("a match log starts with match_created")
+            summary = Summary(
+                match_id=event.match_id,
+                ladder_id=event.ladder_id,
+                ruleset=event.ruleset.name,
+                players=event.players,
+            )
+        else:
+            apply(summary, event)
+        summary.last_version = version
+    if summary is None:
+        raise ValueError("an empty log has no summary")
+    return summary
+
+
+def apply(summary: Summary, event: Event) -> None:
+    match event:
+        case HandDealt(hand=hand):
+            summary.hand = hand
+        case RoundRevealed(outcomes=outcomes):
+            for outcome in outcomes:
+                for award in outcome.given:
+                    summary.tokens[award.seat][award.kind] += 1
+        case MatchEnded(winner=winner, reason=reason):
+            summary.status = "finished"
+            summary.winner = winner
+            summary.end_reason = reason
+        case MatchAnnulled():
+            summary.status = "annulled"
+            summary.winner = None
+            summary.end_reason = "annulled"
+        case _:
+            pass
+
+
+_UPSERT = """
+INSERT INTO match_summaries AS s (match_id, ladder_id, ruleset, player0, player1, status, hand,
+                                  tokens, winner, end_reason, last_version)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (match_id) DO UPDATE
+   SET status = EXCLUDED.status, hand = EXCLUDED.hand, tokens = EXCLUDED.tokens,
+       winner = EXCLUDED.winner, end_reason = EXCLUDED.end_reason,
+       last_version = EXCLUDED.last_version, updated_at = now()
+ WHERE s.last_version < EXCLUDED.last_version
+"""
+
+
+def _params(s: Summary) -> tuple[object, ...]:
+    return (
+        s.match_id,
+        s.ladder_id,
+        s.ruleset,
+        s.players[0],
+        s.players[1],
+        s.status,
+        s.hand,
+        Jsonb(list(s.tokens)),
+        s.winner,
+        s.end_reason,
+        s.last_version,
+    )
+
+
+async def save_summary(conn: AsyncConnection, summary: Summary) -> None:
+    """Upsert one row; an older summary never overwrites a newer one."""
+    await conn.execute(_UPSERT, _params(summary))
+
+
+async def rebuild_match_summaries(conn: AsyncConnection) -> int:
+    """Recompute every summary from the events table; return how many rows."""
+    from service.store import EventStore  # the store's decoding of rows, not ours
+
+    logs: dict[str, list[Event]] = {}
+    async for stored in EventStore.read_all_on(conn):
+        logs.setdefault(stored.match_id, []).append(stored.event)
+    await conn.execute("DELETE FROM match_summaries")
+    for events in logs.values():
+        await save_summary(conn, summarise(events))
+    return len(logs)
