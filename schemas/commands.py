@@ -13,24 +13,24 @@ class _Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     seat: Seat
 
 
-class PlayCard(_Command, tag="play_card"):
+class PlayCard(_Command, frozen=True, tag="play_card"):
     """Play one card face down beside a target of the current round."""
 
     card: Card
     target: Target
 
 
-class Pass(_Command, tag="pass"):
+class Pass(_Command, frozen=True, tag="pass"):
     """Take no more turns this round."""
 
 
-class KeepCards(_Command, tag="keep_cards"):
+class KeepCards(_Command, frozen=True, tag="keep_cards"):
     """Between hands: keep this subset of the cards still in hand (may be empty)."""
 
     cards: tuple[Card, ...] = ()
 
 
-class Resign(_Command, tag="resign"):
+class Resign(_Command, frozen=True, tag="resign"):
     """Give up the match; the opponent wins."""
 
 

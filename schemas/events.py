@@ -50,7 +50,7 @@ class TargetOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """Tokens actually given: ``due`` less any whose supply had run out."""
 
 
-class MatchCreated(_Event, tag="match_created"):
+class MatchCreated(_Event, frozen=True, tag="match_created"):
     match_id: str
     players: tuple[str, str]
     """Player ids by seat."""
@@ -62,7 +62,7 @@ class MatchCreated(_Event, tag="match_created"):
     dealing_scheme: str = "matcha-deal-v1"
 
 
-class HandDealt(_Event, tag="hand_dealt"):
+class HandDealt(_Event, frozen=True, tag="hand_dealt"):
     hand: int
     """1-based hand number."""
     dealer: Seat
@@ -74,7 +74,7 @@ class HandDealt(_Event, tag="hand_dealt"):
     """The cards nobody sees during the match."""
 
 
-class CardPlayed(_Event, tag="card_played"):
+class CardPlayed(_Event, frozen=True, tag="card_played"):
     seat: Seat
     hand: int
     round: RoundNo
@@ -82,7 +82,7 @@ class CardPlayed(_Event, tag="card_played"):
     target: Target
 
 
-class Passed(_Event, tag="passed"):
+class Passed(_Event, frozen=True, tag="passed"):
     seat: Seat
     hand: int
     round: RoundNo
@@ -90,20 +90,20 @@ class Passed(_Event, tag="passed"):
     """True when the engine passed for a seat that had no legal play."""
 
 
-class RoundRevealed(_Event, tag="round_revealed"):
+class RoundRevealed(_Event, frozen=True, tag="round_revealed"):
     hand: int
     round: RoundNo
     outcomes: tuple[TargetOutcome, TargetOutcome]
     """Number target first, then suit target."""
 
 
-class HandEnded(_Event, tag="hand_ended"):
+class HandEnded(_Event, frozen=True, tag="hand_ended"):
     """Round 3 revealed and nobody won: cards are collected, keeping begins."""
 
     hand: int
 
 
-class CardsKept(_Event, tag="cards_kept"):
+class CardsKept(_Event, frozen=True, tag="cards_kept"):
     seat: Seat
     hand: int
     """The hand that just ended."""
@@ -113,7 +113,7 @@ class CardsKept(_Event, tag="cards_kept"):
 EndReason: TypeAlias = Literal["qualified", "comparison", "hand_limit", "resigned", "timeout"]
 
 
-class MatchEnded(_Event, tag="match_ended"):
+class MatchEnded(_Event, frozen=True, tag="match_ended"):
     winner: Seat | None
     """None: a draw (possible only when the hand limit is reached)."""
     reason: EndReason
@@ -121,21 +121,21 @@ class MatchEnded(_Event, tag="match_ended"):
     """The secret seed, revealed (hex)."""
 
 
-class DisputeFiled(_Event, tag="dispute_filed"):
+class DisputeFiled(_Event, frozen=True, tag="dispute_filed"):
     dispute_id: str
     seat: Seat
     player: str
     reason: str
 
 
-class DisputeDecided(_Event, tag="dispute_decided"):
+class DisputeDecided(_Event, frozen=True, tag="dispute_decided"):
     dispute_id: str
     upheld: bool
     admin: str
     reason: str
 
 
-class MatchAnnulled(_Event, tag="match_annulled"):
+class MatchAnnulled(_Event, frozen=True, tag="match_annulled"):
     """The match stands with no result. Appended, never an edit."""
 
     admin: str

@@ -1,0 +1,160 @@
+"""Fair dealing from the match seed (RULES §3, §10; specified in docs/dealing.md).
+
+Scheme ``matcha-deal-v1``, language neutral:
+
+* the seed is 32 bytes (64 hex characters); its commitment is
+  ``sha256(seed bytes)`` in hex;
+* shuffle ``s`` of hand ``h`` reads a byte stream made of the blocks
+  ``sha256(b"matcha-deal-v1" || seed || u32be(h) || u32be(s) || u32be(i))``
+  for ``i = 0, 1, 2, ...``, taken 4 bytes at a time as big-endian ``u32``;
+* ``uniform(n)``: draw ``x`` until ``x < 2**32 - 2**32 % n``, answer ``x % n``;
+* Fisher-Yates: for ``i`` from ``len - 1`` down to 1, swap item ``i`` with
+  item ``uniform(i + 1)``.
+
+Shuffle 1 orders the non-zero cards not kept (in canonical order); the first
+six are the tea cards. Shuffle 2 orders the rest of them followed by the
+zero cards not kept; cards are dealt one at a time, the non-dealer first,
+skipping a full hand, and the last two are set aside.
+"""
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+from schemas.cards import ALL_CARDS, Card, Seat
+from schemas.events import CardsKept, Event, HandDealt, HandEnded, MatchCreated, MatchEnded, TeaPair
+
+SCHEME = "matcha-deal-v1"
+_DOMAIN = SCHEME.encode()
+_SEED_RE = re.compile(r"[0-9a-f]{64}")
+_NON_ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] != "Z")
+_ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] == "Z")
+
+
+def valid_seed(seed: str) -> bool:
+    """A seed is 64 lower-case hex characters (32 bytes)."""
+    return _SEED_RE.fullmatch(seed) is not None
+
+
+def commitment(seed: str) -> str:
+    """The public commitment to a seed: SHA-256 of its 32 bytes, in hex."""
+    return hashlib.sha256(bytes.fromhex(seed)).hexdigest()
+
+
+class _Stream:
+    """The deterministic u32 stream of one shuffle of one hand."""
+
+    __slots__ = ("_block", "_buffer", "_offset", "_prefix")
+
+    def __init__(self, seed: bytes, hand: int, shuffle: int) -> None:
+        self._prefix = _DOMAIN + seed + hand.to_bytes(4, "big") + shuffle.to_bytes(4, "big")
+        self._block = 0
+        self._buffer = b""
+        self._offset = 0
+
+    def next_u32(self) -> int:
+        if self._offset >= len(self._buffer):
+            self._buffer = hashlib.sha256(self._prefix + self._block.to_bytes(4, "big")).digest()
+            self._block += 1
+            self._offset = 0
+        x = int.from_bytes(self._buffer[self._offset : self._offset + 4], "big")
+        self._offset += 4
+        return x
+
+    def uniform(self, n: int) -> int:
+        """A uniform integer in ``0..n-1`` by rejection sampling (no modulo bias)."""
+        limit = 2**32 - (2**32 % n)
+        while True:
+            x = self.next_u32()
+            if x < limit:
+                return x % n
+
+
+def shuffle(cards: list[Card], stream: _Stream) -> None:
+    """Fisher-Yates, in place, drawing from ``stream``."""
+    for i in range(len(cards) - 1, 0, -1):
+        j = stream.uniform(i + 1)
+        cards[i], cards[j] = cards[j], cards[i]
+
+
+def deal(
+    seed: str,
+    hand: int,
+    dealer: Seat,
+    kept: tuple[tuple[Card, ...], tuple[Card, ...]] = ((), ()),
+    hand_size: int = 5,
+) -> HandDealt:
+    """Deal hand number ``hand`` (1-based): tea cards, the hands, the set-aside cards.
+
+    ``kept`` are the cards each seat kept from the previous hand; they stay
+    first in their owner's hand and the deal fills each hand up to ``hand_size``.
+    """
+    key = bytes.fromhex(seed)
+    held = set(kept[0]) | set(kept[1])
+    first = [c for c in _NON_ZERO if c not in held]
+    shuffle(first, _Stream(key, hand, 1))
+    second = first[6:] + [c for c in _ZERO if c not in held]
+    shuffle(second, _Stream(key, hand, 2))
+    hands = [list(kept[0]), list(kept[1])]
+    seat: int = 1 - dealer
+    position = 0
+    while len(hands[0]) < hand_size or len(hands[1]) < hand_size:
+        if len(hands[seat]) < hand_size:
+            hands[seat].append(second[position])
+            position += 1
+        seat = 1 - seat
+    return HandDealt(
+        hand=hand,
+        dealer=dealer,
+        tea=(
+            TeaPair(number=first[0], suit=first[1]),
+            TeaPair(number=first[2], suit=first[3]),
+            TeaPair(number=first[4], suit=first[5]),
+        ),
+        hands=(tuple(hands[0]), tuple(hands[1])),
+        set_aside=tuple(second[position:]),
+    )
+
+
+def check_deals(events: Iterable[Event], seed: str) -> list[str]:
+    """Check a whole log against a revealed seed.
+
+    Returns an empty list when the commitment matches the seed, the revealed
+    seed is this one, and every logged deal is exactly what the seed gives;
+    otherwise sentences naming the first problems (by hand and event version).
+    """
+    if not valid_seed(seed):
+        return ["The seed is not 64 lower-case hex characters."]
+    problems: list[str] = []
+    kept: list[tuple[Card, ...]] = [(), ()]
+    hand_size = 5
+    for version, event in enumerate(events, start=1):
+        match event:
+            case MatchCreated():
+                hand_size = event.ruleset.hand_size
+                if event.seed_commitment != commitment(seed):
+                    problems.append(
+                        f"Event {version}: the seed does not match the commitment "
+                        "published when the match was created."
+                    )
+                if event.dealing_scheme != SCHEME:
+                    problems.append(
+                        f"Event {version}: unknown dealing scheme {event.dealing_scheme!r}."
+                    )
+            case HandEnded():
+                kept = [(), ()]
+            case CardsKept():
+                kept[event.seat] = event.cards
+            case HandDealt():
+                expected = deal(seed, event.hand, event.dealer, (kept[0], kept[1]), hand_size)
+                if expected != event:
+                    problems.append(
+                        f"Event {version}: hand {event.hand} was not dealt as the seed gives."
+                    )
+                    return problems
+            case MatchEnded():
+                if event.seed != seed:
+                    problems.append(f"Event {version}: the match revealed a different seed.")
+            case _:
+                pass
+    return problems

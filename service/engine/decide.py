@@ -1,0 +1,221 @@
+"""decide: check a command against the rules and emit every event it causes.
+
+A seat command's events include all its consequences (automatic passes, the
+reveal, the win check, the hand end, the next deal, the match end), so the
+log alone tells the whole story. Each emitted event is applied at once to a
+scratch copy of the state (``Table``), so consequences are computed from the
+very same ``apply`` that folding uses.
+"""
+
+from collections.abc import Callable
+
+from schemas.cards import Card, RoundNo, Seat
+from schemas.commands import Command, KeepCards, Pass, PlayCard, Resign, StartMatch
+from schemas.events import (
+    CardPlayed,
+    CardsKept,
+    EndReason,
+    Event,
+    HandEnded,
+    MatchCreated,
+    MatchEnded,
+    Passed,
+)
+from service.engine.dealing import SCHEME, commitment, deal, valid_seed
+from service.engine.evolve import apply
+from service.engine.reveal import reveal
+from service.engine.state import State, Table, freeze, slot, thaw
+from service.engine.turns import can_play, must_keep, other
+from service.engine.winning import check_win, compare, last_hand
+from service.errors import RuleError
+
+Emit = Callable[[Event], None]
+
+
+def decide(state: State, command: Command) -> list[Event]:
+    """The events a command causes, in order; raises ``RuleError`` if the rules forbid it."""
+    return step(state, command)[1]
+
+
+def step(state: State, command: Command) -> tuple[State, list[Event]]:
+    """``decide`` and the state after its events, in one pass (what a caller usually wants)."""
+    t = thaw(state)
+    events: list[Event] = []
+
+    def emit(event: Event) -> None:
+        apply(t, event)
+        events.append(event)
+
+    match command:
+        case StartMatch():
+            _start(t, command, emit)
+        case PlayCard():
+            _check_playing(t, command.seat)
+            _play(t, command, emit)
+        case Pass():
+            _check_playing(t, command.seat)
+            emit(Passed(seat=command.seat, hand=t.hand, round=_round(t)))
+        case KeepCards():
+            _check_keeping(t, command)
+            chosen = set(command.cards)
+            kept = tuple(c for c in t.hands[command.seat] if c in chosen)
+            emit(CardsKept(seat=command.seat, hand=t.hand, cards=kept))
+        case Resign():
+            _check_live(t)
+            _end(t, emit, other(command.seat), "resigned")
+    _settle(t, emit)
+    return freeze(t), events
+
+
+def time_out(state: State, seat: Seat) -> list[Event]:
+    """An organiser's clock ran out for ``seat``: it loses (RULES §6)."""
+    t = thaw(state)
+    _check_live(t)
+    events: list[Event] = []
+
+    def emit(event: Event) -> None:
+        apply(t, event)
+        events.append(event)
+
+    _end(t, emit, other(seat), "timeout")
+    return events
+
+
+# -- checks ----------------------------------------------------------------
+
+
+def _check_live(t: Table) -> None:
+    if t.annulled:
+        raise RuleError("match_annulled", "This match was annulled; it takes no more moves.")
+    if t.ended:
+        raise RuleError("match_over", "This match is over.")
+    if t.phase == "new":
+        raise RuleError("not_started", "This match has not started yet.")
+
+
+def _check_playing(t: Table, seat: int) -> None:
+    _check_live(t)
+    if t.phase != "playing":
+        raise RuleError(
+            "wrong_phase", "The hand is over: choose which cards to keep for the next hand."
+        )
+    if t.passed[seat]:
+        raise RuleError("already_passed", "You have passed; you take no more turns this round.")
+    if t.to_move != seat:
+        raise RuleError("not_your_turn", "It is not your turn.")
+
+
+def _check_keeping(t: Table, command: KeepCards) -> None:
+    _check_live(t)
+    if t.phase != "keeping":
+        raise RuleError("wrong_phase", "You can keep cards only after a hand has ended.")
+    seat = command.seat
+    if t.kept[seat] is not None:
+        raise RuleError("already_kept", "You have already chosen which cards to keep.")
+    if not t.hands[seat]:
+        raise RuleError("wrong_phase", "You hold no cards, so there is nothing to keep.")
+    hand = t.hands[seat]
+    for card in command.cards:
+        if card not in hand:
+            raise RuleError("card_not_keepable", f"You cannot keep {card}: it is not in your hand.")
+    if len(set(command.cards)) != len(command.cards):
+        raise RuleError("card_not_keepable", "Name each card you keep only once.")
+
+
+def _round(t: Table) -> RoundNo:
+    r = t.round
+    return 1 if r == 1 else 2 if r == 2 else 3
+
+
+# -- commands --------------------------------------------------------------
+
+
+def _start(t: Table, command: StartMatch, emit: Emit) -> None:
+    if t.match_id or t.phase != "new":
+        raise RuleError("wrong_phase", "This match has already been created.")
+    if not valid_seed(command.seed):
+        raise RuleError("no_seed", "The shuffle seed must be 64 lower-case hex characters.")
+    if t.seed is not None and t.seed != command.seed:
+        raise RuleError("no_seed", "The shuffle seed given twice does not agree.")
+    t.seed = command.seed
+    emit(
+        MatchCreated(
+            match_id=command.match_id,
+            players=command.players,
+            ruleset=command.ruleset,
+            first_dealer=command.first_dealer,
+            seed_commitment=commitment(command.seed),
+            ladder_id=command.ladder_id,
+            dealing_scheme=SCHEME,
+        )
+    )
+    emit(deal(command.seed, 1, command.first_dealer, ((), ()), command.ruleset.hand_size))
+
+
+def _play(t: Table, command: PlayCard, emit: Emit) -> None:
+    seat, card = command.seat, command.card
+    if card not in t.hands[seat]:
+        raise RuleError("card_not_in_hand", f"You do not hold {card}.")
+    i = slot(t.round, seat, 0 if command.target == "number" else 1)
+    if t.placed[i] is not None:
+        raise RuleError(
+            "target_taken", f"You already have a card beside the {command.target} target."
+        )
+    emit(CardPlayed(seat=seat, hand=t.hand, round=_round(t), card=card, target=command.target))
+
+
+# -- consequences ----------------------------------------------------------
+
+
+def _settle(t: Table, emit: Emit) -> None:
+    """Emit every consequence until a seat has to act (or the match is over)."""
+    while not t.ended and not t.annulled:
+        if t.phase == "playing":
+            if t.passed[0] and t.passed[1]:
+                _reveal(t, emit)
+            elif t.to_move is not None and not can_play(t, t.to_move):
+                emit(Passed(seat=t.to_move, hand=t.hand, round=_round(t), automatic=True))
+            else:
+                return
+        elif t.phase == "keeping":
+            if must_keep(t, 0) or must_keep(t, 1):
+                return
+            _deal_next(t, emit)
+        else:
+            return
+
+
+def _reveal(t: Table, emit: Emit) -> None:
+    round_no = _round(t)
+    i = slot(round_no, 0, 0)
+    p = t.placed
+    emit(
+        reveal(
+            t.hand, round_no, t.tea[round_no - 1], (p[i], p[i + 1], p[i + 2], p[i + 3]),
+            t.tokens, t.ruleset,
+        )
+    )  # fmt: skip
+    winner, by_comparison = check_win(t.tokens, t.ruleset)
+    if winner is not None:
+        _end(t, emit, winner, "comparison" if by_comparison else "qualified")
+    elif round_no == 3:
+        if last_hand(t.hand, t.ruleset):
+            _end(t, emit, compare(t.tokens[0], t.tokens[1]), "hand_limit")
+        else:
+            emit(HandEnded(hand=t.hand))
+
+
+def _deal_next(t: Table, emit: Emit) -> None:
+    if t.seed is None:
+        raise RuleError("no_seed", "The next hand cannot be dealt without the match's seed.")
+    if t.seed_commitment is not None and commitment(t.seed) != t.seed_commitment:
+        raise RuleError("no_seed", "The seed given does not match this match's commitment.")
+    kept: tuple[tuple[Card, ...], tuple[Card, ...]] = (t.kept[0] or (), t.kept[1] or ())
+    dealer = other(t.dealer if t.dealer is not None else 1)
+    emit(deal(t.seed, t.hand + 1, dealer, kept, t.ruleset.hand_size))
+
+
+def _end(t: Table, emit: Emit, winner: Seat | None, reason: EndReason) -> None:
+    if t.seed is None:
+        raise RuleError("no_seed", "The match cannot end without revealing its seed.")
+    emit(MatchEnded(winner=winner, reason=reason, seed=t.seed))

@@ -1,0 +1,102 @@
+"""Revealing a round (RULES §5): the outcome beside each target, and token supply.
+
+Number target first, then suit target. The token at stake is always of the
+tea card's suit. A token due from an empty supply is recorded as due and not
+given (decision in RULES §5).
+"""
+
+import msgspec
+
+from schemas.cards import Card, RoundNo, Seat, Target, TokenKind
+from schemas.events import RoundRevealed, TargetOutcome, TeaPair, TokenAward
+from schemas.rules import Ruleset
+from schemas.views import Tokens
+from service.engine.rank import SUIT_OF, matches, stronger
+
+_NOTHING: tuple[TokenAward, ...] = ()
+
+
+def outcome(tgt: Target, tea_card: Card, card0: Card | None, card1: Card | None) -> TargetOutcome:
+    """What the rules award beside one target (before looking at the supply)."""
+    kind = SUIT_OF[tea_card]
+    assert kind is not None, "tea cards are never zero cards"
+    if card0 is None and card1 is None:
+        return TargetOutcome(
+            target=tgt, tea_card=tea_card, cards=(None, None), shown=False,
+            matched=(None, None), winner=None, due=_NOTHING, given=_NOTHING,
+        )  # fmt: skip
+    if card0 is None or card1 is None:
+        # A lone card wins whether or not it matches, and stays face down.
+        lone: Seat = 0 if card1 is None else 1
+        due: tuple[TokenAward, ...] = (TokenAward(seat=lone, kind=kind),)
+        return TargetOutcome(
+            target=tgt, tea_card=tea_card, cards=(card0, card1), shown=False,
+            matched=(None, None), winner=lone, due=due, given=due,
+        )  # fmt: skip
+    m0 = matches(card0, tea_card, tgt)
+    m1 = matches(card1, tea_card, tgt)
+    winner: Seat | None
+    if m0 and m1:
+        winner = stronger(card0, card1, tgt)
+        due = (TokenAward(seat=winner, kind=kind),)
+    elif m0 or m1:
+        winner = 0 if m0 else 1
+        loser: Seat = 1 if winner == 0 else 0
+        due = (TokenAward(seat=winner, kind=kind), TokenAward(seat=loser, kind="chasen"))
+    else:
+        winner = None
+        due = _NOTHING
+    return TargetOutcome(
+        target=tgt, tea_card=tea_card, cards=(card0, card1), shown=True,
+        matched=(m0, m1), winner=winner, due=due, given=due,
+    )  # fmt: skip
+
+
+def _give(o: TargetOutcome, left: dict[TokenKind, int]) -> TargetOutcome:
+    """Keep in ``given`` only the tokens the supply still holds, taking them from ``left``."""
+    if not o.due:
+        return o
+    given: list[TokenAward] = []
+    for award in o.due:
+        if left[award.kind] > 0:
+            left[award.kind] -= 1
+            given.append(award)
+    if len(given) == len(o.due):
+        return o
+    return TargetOutcome(
+        target=o.target, tea_card=o.tea_card, cards=o.cards, shown=o.shown,
+        matched=o.matched, winner=o.winner, due=o.due, given=tuple(given),
+    )  # fmt: skip
+
+
+def supply_left(tokens: tuple[Tokens, Tokens], ruleset: Ruleset) -> dict[TokenKind, int]:
+    """Tokens of each kind still in the supply."""
+    a, b = tokens
+    n = ruleset.token_supply
+    return {
+        "matcha": n - a.matcha - b.matcha,
+        "chawan": n - a.chawan - b.chawan,
+        "water": n - a.water - b.water,
+        "chashaku": n - a.chashaku - b.chashaku,
+        "chasen": n - a.chasen - b.chasen,
+    }
+
+
+def reveal(
+    hand: int,
+    round_no: RoundNo,
+    tea: TeaPair,
+    placed: tuple[Card | None, Card | None, Card | None, Card | None],
+    tokens: tuple[Tokens, Tokens],
+    ruleset: Ruleset,
+) -> RoundRevealed:
+    """Reveal a round. ``placed`` is (seat 0 number, seat 0 suit, seat 1 number, seat 1 suit)."""
+    left = supply_left(tokens, ruleset)
+    number = _give(outcome("number", tea.number, placed[0], placed[2]), left)
+    suit = _give(outcome("suit", tea.suit, placed[1], placed[3]), left)
+    return RoundRevealed(hand=hand, round=round_no, outcomes=(number, suit))
+
+
+def add_tokens(tokens: Tokens, kinds: list[TokenKind]) -> Tokens:
+    """``tokens`` plus one token of each kind in ``kinds``."""
+    return msgspec.structs.replace(tokens, **{k: tokens[k] + kinds.count(k) for k in set(kinds)})

@@ -1,0 +1,143 @@
+"""The state of one match, folded from its events.
+
+``State`` is immutable and small: tuples and a few ints. The engine works on
+``Table``, a mutable twin with the very same fields, so a fold or a decision
+copies the state once instead of once per event (see ``thaw``/``freeze``).
+"""
+
+from typing import Final, Literal, TypeAlias
+
+import msgspec
+
+from schemas.cards import Card, Seat
+from schemas.events import EndReason, RoundRevealed, TeaPair
+from schemas.rules import STANDARD, Ruleset
+from schemas.views import Tokens
+
+Phase: TypeAlias = Literal["new", "playing", "keeping", "ended"]
+
+NO_TOKENS: Final = Tokens()
+EMPTY_PLACED: Final[tuple[Card | None, ...]] = (None,) * 12
+
+
+def slot(round_no: int, seat: int, target_index: int) -> int:
+    """Index into ``placed`` of a seat's card beside a target (0 number, 1 suit)."""
+    return (round_no - 1) * 4 + seat * 2 + target_index
+
+
+class State(msgspec.Struct, frozen=True):
+    """One match, as the rules see it after some events.
+
+    Public fields (read by the API, store, views and bots):
+
+    * ``match_id``, ``players`` (player ids by seat), ``ladder_id``,
+      ``ruleset``: copied from ``MatchCreated``;
+    * ``phase``: ``new`` (not created or not dealt yet), ``playing`` (a round
+      is under way), ``keeping`` (between hands, choosing cards to keep),
+      ``ended`` (over, or annulled);
+    * ``hand`` (1-based, 0 before the first deal), ``round`` (1..3 within the
+      hand; 0 before the first deal), ``dealer`` (seat dealing this hand; it
+      moves first in every round), ``first_dealer``;
+    * ``to_move``: the seat whose turn it is, or None (keeping, ended, or both
+      passed);
+    * ``tokens``: per seat, the tokens it holds by kind;
+    * ``winner`` (None: no winner yet, a draw, or annulled), ``end_reason``,
+      ``ended`` (the match is over), ``annulled`` (an admin annulled it: no result);
+    * ``seed``: the secret shuffle seed (hex) when the caller supplied it, or
+      once ``MatchEnded`` revealed it; never shown before the end;
+    * ``seed_commitment``: its public SHA-256.
+
+    Internal fields (the table; read them through ``view``):
+
+    * ``hands``: the cards in each seat's hand;
+    * ``tea``: tea cards of the three rounds of this hand;
+    * ``placed``: 12 slots, card or None, indexed by ``slot(round, seat, target)``;
+    * ``passed``: per seat, passed in the current round;
+    * ``kept``: the cards each seat kept at the last hand end (None: not
+      chosen yet in ``keeping``, or nothing to choose);
+    * ``set_aside``: the two cards nobody sees during the match;
+    * ``last_reveal``: the latest reveal of this hand;
+    * ``version``: number of events folded; ``disputes``: dispute ids filed
+      (with the decision once taken: upheld True/False, None pending).
+    """
+
+    match_id: str = ""
+    players: tuple[str, str] = ("", "")
+    ladder_id: str | None = None
+    ruleset: Ruleset = STANDARD
+    phase: Phase = "new"
+    hand: int = 0
+    round: int = 0
+    dealer: Seat | None = None
+    first_dealer: Seat | None = None
+    to_move: Seat | None = None
+    tokens: tuple[Tokens, Tokens] = (NO_TOKENS, NO_TOKENS)
+    winner: Seat | None = None
+    end_reason: EndReason | None = None
+    ended: bool = False
+    annulled: bool = False
+    seed: str | None = None
+    seed_commitment: str | None = None
+    hands: tuple[tuple[Card, ...], tuple[Card, ...]] = ((), ())
+    tea: tuple[TeaPair, ...] = ()
+    placed: tuple[Card | None, ...] = EMPTY_PLACED
+    passed: tuple[bool, bool] = (False, False)
+    kept: tuple[tuple[Card, ...] | None, tuple[Card, ...] | None] = (None, None)
+    set_aside: tuple[Card, ...] = ()
+    last_reveal: RoundRevealed | None = None
+    version: int = 0
+    disputes: tuple[tuple[str, bool | None], ...] = ()
+
+
+class Table(msgspec.Struct):
+    """Mutable twin of ``State`` (same fields, same order): the engine's scratch pad."""
+
+    match_id: str = ""
+    players: tuple[str, str] = ("", "")
+    ladder_id: str | None = None
+    ruleset: Ruleset = STANDARD
+    phase: Phase = "new"
+    hand: int = 0
+    round: int = 0
+    dealer: Seat | None = None
+    first_dealer: Seat | None = None
+    to_move: Seat | None = None
+    tokens: tuple[Tokens, Tokens] = (NO_TOKENS, NO_TOKENS)
+    winner: Seat | None = None
+    end_reason: EndReason | None = None
+    ended: bool = False
+    annulled: bool = False
+    seed: str | None = None
+    seed_commitment: str | None = None
+    hands: tuple[tuple[Card, ...], tuple[Card, ...]] = ((), ())
+    tea: tuple[TeaPair, ...] = ()
+    placed: tuple[Card | None, ...] = EMPTY_PLACED
+    passed: tuple[bool, bool] = (False, False)
+    kept: tuple[tuple[Card, ...] | None, tuple[Card, ...] | None] = (None, None)
+    set_aside: tuple[Card, ...] = ()
+    last_reveal: RoundRevealed | None = None
+    version: int = 0
+    disputes: tuple[tuple[str, bool | None], ...] = ()
+
+
+assert State.__struct_fields__ == Table.__struct_fields__, "State and Table must stay twins"
+
+_astuple = msgspec.structs.astuple
+
+
+def thaw(state: State) -> Table:
+    return Table(*_astuple(state))
+
+
+def freeze(table: Table) -> State:
+    return State(*_astuple(table))
+
+
+def initial_state(seed: str | None = None) -> State:
+    """The state before any event. ``seed`` (64 hex) is needed only to deal."""
+    return State(seed=seed)
+
+
+def is_terminal(state: State) -> bool:
+    """The match is over (ended, or annulled): no seat command is accepted."""
+    return state.ended or state.annulled
