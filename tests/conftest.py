@@ -5,7 +5,14 @@
 3. the embedded servers `make run` uses on a bare machine (service.embedded).
 
 Each test then gets its own database (and its own Redis key prefix), so
-tests never share state.
+tests never share state: `database_url` is a fresh database cloned from a
+template migrated once per session, reached as the service's own role
+`matcha_app` (so tests exercise the real grants); `admin_database_url` is the
+same database as a superuser (for tampering tests).
+
+Async tests use **anyio** (its pytest plugin ships with anyio, which litestar
+needs anyway): mark them `@pytest.mark.anyio`; the `anyio_backend` fixture
+below pins asyncio. Async fixtures (`pool`, `store`) work in those tests.
 """
 
 from __future__ import annotations
@@ -15,10 +22,16 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from psycopg_pool import AsyncConnectionPool
+
+    from service.store.events import EventStore
 
 
 def _docker_answers() -> bool:
@@ -87,3 +100,79 @@ def redis_server_url(_server_dir: Path) -> Iterator[str]:
 def redis_prefix() -> str:
     """A key/channel/queue prefix of this test's own (Redis pub/sub ignores DB numbers)."""
     return f"t{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _admin_execute(server_url: str, sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(sql)
+
+
+@pytest.fixture(scope="session")
+def database_template(pg_server_url: str) -> Iterator[str]:
+    """Name of a database migrated once for this session; tests clone it.
+
+    Named per session so concurrent test runs (other engineers, xdist workers)
+    never share a template: CREATE DATABASE ... TEMPLATE needs it idle.
+    """
+    from service.store.db import with_database
+    from service.store.migrate import apply_migrations
+
+    name = f"matcha_template_{uuid.uuid4().hex[:10]}"
+    _admin_execute(pg_server_url, f'CREATE DATABASE "{name}"')
+    try:
+        apply_migrations(with_database(pg_server_url, name))
+        yield name
+    finally:
+        _admin_execute(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def _test_database(pg_server_url: str, database_template: str) -> Iterator[str]:
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    _admin_execute(pg_server_url, f'CREATE DATABASE "{name}" TEMPLATE "{database_template}"')
+    try:
+        yield name
+    finally:
+        _admin_execute(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def database_url(pg_server_url: str, _test_database: str) -> str:
+    """A fresh, migrated database of this test's own, as the app role `matcha_app`."""
+    from service.store.db import with_database
+
+    return with_database(pg_server_url, _test_database, user="matcha_app")
+
+
+@pytest.fixture
+def admin_database_url(pg_server_url: str, _test_database: str) -> str:
+    """The same database as `database_url`, as a superuser (to tamper with it)."""
+    from service.store.db import with_database
+
+    return with_database(pg_server_url, _test_database)
+
+
+@pytest.fixture
+async def pool(database_url: str) -> AsyncIterator[AsyncConnectionPool]:
+    """An open connection pool on this test's database (app role). anyio tests only."""
+    from service.store.db import open_pool
+
+    opened = await open_pool(database_url, min_size=1, max_size=10)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+@pytest.fixture
+def store(pool: AsyncConnectionPool) -> EventStore:
+    from service.store.events import EventStore
+
+    return EventStore(pool)

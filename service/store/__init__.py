@@ -1,0 +1,22 @@
+"""The event store: an append-only, hash-chained PostgreSQL table of match events.
+
+Public surface: ``EventStore`` (append, load, version, load_seed, read_all),
+``open_pool``, ``apply_migrations``, ``verify_chain`` / ``check_match_chain``.
+See docs/event-store.md.
+"""
+
+from service.store.chain import ChainBreak, check_match_chain, verify_chain
+from service.store.db import open_pool
+from service.store.events import AppendResult, EventStore, StoredEvent
+from service.store.migrate import apply_migrations
+
+__all__ = [
+    "AppendResult",
+    "ChainBreak",
+    "EventStore",
+    "StoredEvent",
+    "apply_migrations",
+    "check_match_chain",
+    "open_pool",
+    "verify_chain",
+]

@@ -1,0 +1,59 @@
+"""Connection pools and database URLs."""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+TRANSIENT_ERRORS = (psycopg.OperationalError, PoolTimeout)
+"""Errors worth retrying: the server is starting, restarting or briefly unreachable."""
+
+
+async def open_pool(url: str, *, min_size: int = 2, max_size: int = 20) -> AsyncConnectionPool:
+    """Open a pool of autocommit connections and wait until it holds `min_size` of them.
+
+    Connections are checked before being lent out (`check_connection`), so a
+    pool outlives a PostgreSQL restart: dead connections are dropped and new
+    ones made. Autocommit: every transaction is an explicit
+    ``conn.transaction()`` block, never an implicit BEGIN left open.
+    """
+    pool = AsyncConnectionPool(
+        url,
+        min_size=min_size,
+        max_size=max_size,
+        kwargs={"autocommit": True},
+        check=AsyncConnectionPool.check_connection,
+        open=False,
+        name="matcha-store",
+    )
+    async for attempt in AsyncRetrying(
+        retry=retry_if_exception_type(TRANSIENT_ERRORS),
+        wait=wait_exponential(multiplier=0.2, max=3),
+        stop=stop_after_attempt(6),
+        reraise=True,
+    ):
+        with attempt:
+            await pool.open(wait=True, timeout=10)
+    return pool
+
+
+def with_database(url: str, dbname: str, *, user: str | None = None) -> str:
+    """The same server URL pointing at another database (and optionally another user)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if user is not None:
+        host = netloc.rsplit("@", 1)[-1]
+        netloc = f"{quote(user, safe='')}@{host}"
+    return urlunsplit((parts.scheme, netloc, "/" + quote(dbname, safe=""), parts.query, ""))
+
+
+def database_name(url: str) -> str:
+    return urlsplit(url).path.lstrip("/") or "postgres"
