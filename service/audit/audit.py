@@ -1,0 +1,203 @@
+"""Audit one match: read its raw rows, run every check, build the report.
+
+``build_report`` is pure (rows and the stored seed in, report out) so the
+checks can be tested without a database; ``audit_match`` reads the rows and
+the seed with SQL and calls it. The API endpoint and ``matcha audit`` both
+call ``audit_match``, so they print the same report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from msgspec.structs import replace
+
+from service.audit.admin_events import admin_check, disputes
+from service.audit.chain_check import chain_check, hash_flags
+from service.audit.fairness import fairness, revealed_seed
+from service.audit.refold import Engine, SeedSource, refold
+from service.audit.report import AuditReport, LoggedEvent, MatchStatus, Verdict
+from service.audit.rows import RawRow, match_rows
+from service.audit.timing import DEFAULT_GAP_S, timing
+from service.engine import dealing
+from service.errors import NotFound
+
+HIDDEN = "<hidden until the match ends>"
+
+
+def _status(rows: Sequence[RawRow]) -> MatchStatus:
+    types = {r.type for r in rows}
+    if not rows:
+        return "empty"
+    if "match_annulled" in types:
+        return "annulled"
+    return "finished" if "match_ended" in types else "live"
+
+
+def _commitment(rows: Sequence[RawRow]) -> str | None:
+    for row in rows:
+        if row.type == "match_created":
+            value = row.data.get("seed_commitment")
+            return value if isinstance(value, str) else None
+    return None
+
+
+def _fits(seed: str | None, commitment: str | None) -> bool:
+    return (
+        seed is not None
+        and commitment is not None
+        and dealing.valid_seed(seed)
+        and dealing.commitment(seed) == commitment
+    )
+
+
+def _scrubber(secret: str | None) -> Any:
+    """A function that replaces ``secret`` wherever it appears in a JSON value."""
+
+    def scrub(value: Any) -> Any:
+        if secret is None:
+            return value
+        if isinstance(value, str):
+            return value.replace(secret, HIDDEN)
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [scrub(v) for v in value]
+        return value
+
+    return scrub
+
+
+def build_report(
+    match_id: str,
+    rows: Sequence[RawRow],
+    *,
+    stored_seed: str | None = None,
+    gap_threshold_s: float = DEFAULT_GAP_S,
+    now: datetime | None = None,
+    engine: Engine | None = None,
+) -> AuditReport:
+    """The whole audit of one match from its raw rows (version order).
+
+    ``stored_seed`` is the secret seed kept beside the log (admins only): it
+    lets a live match be re-folded, and names the fault when a finished
+    match's revealed seed was forged. It never appears in the report unless
+    the log itself revealed it.
+    """
+    rows = sorted(rows, key=lambda r: (r.version, r.position))
+    created = next((r.data for r in rows if r.type == "match_created"), {})
+    players = [str(p) for p in created.get("players") or []]
+    status = _status(rows)
+    commitment = _commitment(rows)
+    revealed, _ = revealed_seed(rows)
+    ended = revealed is not None or any(r.type == "match_ended" for r in rows)
+
+    seed: str | None = None
+    source: SeedSource | None = None
+    if _fits(revealed, commitment):
+        seed, source = revealed, "revealed"
+    elif _fits(stored_seed, commitment):
+        seed, source = stored_seed, "stored"
+    # The stored seed is secret unless the log revealed that very seed.
+    secret = stored_seed if stored_seed is not None and stored_seed != revealed else None
+    scrub = _scrubber(secret)
+
+    flags = hash_flags(rows)
+    events = [
+        LoggedEvent(
+            position=r.position,
+            version=r.version,
+            type=r.type,
+            actor=r.actor,
+            recorded_at=r.recorded_at,
+            data=r.data,
+            hash=r.hash.hex(),
+            hash_ok=ok,
+        )
+        for r, ok in zip(rows, flags, strict=True)
+    ]
+    chain = chain_check(rows)
+    refolded = refold(rows, seed, source, engine, hide=scrub)
+    fair = fairness(rows, revealed if ended else stored_seed, live=not ended)
+    if fair.first_bad_deal is not None:
+        bad = fair.first_bad_deal
+        fair = replace(
+            fair,
+            first_bad_deal=replace(bad, logged=scrub(bad.logged), expected=scrub(bad.expected)),
+        )
+    admin = admin_check(rows)
+    timed = timing(rows, players, gap_threshold_s=gap_threshold_s)
+
+    reasons: list[str] = []
+    if chain.first_break is not None:
+        reasons.append(f"chain broken at version {chain.first_break.version}: "
+                       f"{chain.first_break.problem}")
+    if refolded.status == "inconsistent" and refolded.first_difference is not None:
+        d = refolded.first_difference
+        reasons.append(f"re-fold differs at version {d.version}: {d.problem}")
+    elif refolded.status == "skipped":
+        reasons.append(f"re-fold not possible: {refolded.note}")
+    if fair.status == "inconsistent" and fair.first_bad_deal is not None:
+        f = fair.first_bad_deal
+        reasons.append(f"unfair at version {f.version}: {f.problem}")
+    elif fair.status == "inconsistent":
+        reasons.append(f"fairness: {fair.note}")
+    if admin.first_problem is not None:
+        reasons.append(
+            f"admin events wrong at version {admin.first_problem.version}: "
+            f"{admin.first_problem.problem}"
+        )
+    if reasons:
+        verdict = Verdict(consistent=False, line="inconsistent: " + "; ".join(reasons),
+                          reasons=reasons)
+    else:
+        line = (
+            f"consistent: chain intact ({chain.rows} rows), re-fold matches "
+            f"({refolded.events_compared} events from {refolded.commands_replayed} moves, "
+            f"{source} seed)"
+        )
+        line += (
+            f", seed fair ({fair.deals_checked} deals)"
+            if fair.status == "consistent" and not fair.note
+            else f", fairness {fair.status} ({fair.note})"
+        )
+        verdict = Verdict(consistent=True, line=line, reasons=[])
+
+    return AuditReport(
+        match_id=match_id,
+        ladder_id=created.get("ladder_id"),
+        players=players,
+        status=status,
+        audited_at=now or datetime.now(UTC),
+        events=events,
+        chain=chain,
+        refold=refolded,
+        fairness=fair,
+        admin=admin,
+        timing=timed,
+        disputes=disputes(rows),
+        verdict=verdict,
+    )
+
+
+async def load_stored_seed(conn: Any, match_id: str) -> str | None:
+    cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
+    row = await cur.fetchone()
+    return row[0] if row else None
+
+
+async def audit_match(
+    conn: Any,
+    match_id: str,
+    *,
+    use_stored_seed: bool = True,
+    gap_threshold_s: float = DEFAULT_GAP_S,
+) -> AuditReport:
+    """Audit one match read from ``conn`` (a psycopg ``AsyncConnection``)."""
+    rows = await match_rows(conn, match_id)
+    if not rows:
+        raise NotFound(f"There is no match {match_id!r}.", code="match_not_found")
+    stored = await load_stored_seed(conn, match_id) if use_stored_seed else None
+    return build_report(match_id, rows, stored_seed=stored, gap_threshold_s=gap_threshold_s)

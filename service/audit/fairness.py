@@ -1,0 +1,158 @@
+"""Fairness check: the revealed seed is the one committed to when the match
+was created, and it derives every logged deal (RULES §10, docs/dealing.md).
+
+The dealing itself is the engine's (``service.engine.dealing``); this module
+only walks the raw rows so that it can name the exact version at fault, then
+asks the engine's own ``check_deals`` as a second opinion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from schemas.cards import Card
+from schemas.events import CardsKept, HandDealt, HandEnded, MatchCreated, MatchEnded
+from service.audit.diff import first_difference
+from service.audit.refold import ADMIN_TYPES, as_json, decode
+from service.audit.report import FairnessCheck, Finding
+from service.audit.rows import RawRow
+from service.engine import dealing
+
+
+def revealed_seed(rows: Sequence[RawRow]) -> tuple[str | None, int | None]:
+    """The seed the match-ended event reveals, and that event's version."""
+    for row in rows:
+        if row.type == "match_ended":
+            seed = row.data.get("seed")
+            return (seed if isinstance(seed, str) else None), row.version
+    return None, None
+
+
+def fairness(rows: Sequence[RawRow], seed: str | None, *, live: bool) -> FairnessCheck:
+    """Check ``seed`` (the revealed one; for a live match, the stored one or None)."""
+    game = [r for r in rows if r.type not in ADMIN_TYPES]
+    created_row = game[0] if game else None
+    created = decode(created_row) if created_row else None
+    if created_row is None or not isinstance(created, MatchCreated):
+        return FairnessCheck(
+            status="inconsistent",
+            commitment_ok=None,
+            deals_checked=0,
+            first_bad_deal=Finding(
+                version=created_row.version if created_row else None,
+                problem="no match_created event to read the commitment from",
+            ),
+        )
+    if seed is None:
+        return FairnessCheck(
+            status="pending" if live else "inconsistent",
+            commitment_ok=None,
+            deals_checked=0,
+            note="the seed is revealed when the match ends"
+            if live
+            else "the match ended without revealing a seed",
+        )
+    note = "match live: checked with the stored seed" if live else None
+    ended_version = next((r.version for r in game if r.type == "match_ended"), None)
+    if not dealing.valid_seed(seed) or created.seed_commitment != dealing.commitment(seed):
+        return FairnessCheck(
+            status="inconsistent",
+            commitment_ok=False,
+            deals_checked=0,
+            first_bad_deal=Finding(
+                version=ended_version if not live else created_row.version,
+                event_type="match_ended" if not live else "match_created",
+                problem="the revealed seed does not match the commitment published at version "
+                f"{created_row.version}",
+                logged=None if live else seed,
+                expected=created.seed_commitment,
+            ),
+            note=note,
+        )
+    if created.dealing_scheme != dealing.SCHEME:
+        return FairnessCheck(
+            status="inconsistent",
+            commitment_ok=True,
+            deals_checked=0,
+            first_bad_deal=Finding(
+                version=created_row.version,
+                event_type="match_created",
+                problem=f"unknown dealing scheme {created.dealing_scheme!r}",
+            ),
+        )
+    kept: list[tuple[Card, ...]] = [(), ()]
+    deals = 0
+    for row in game:
+        event = decode(row)
+        match event:
+            case HandEnded():
+                kept = [(), ()]
+            case CardsKept():
+                kept[event.seat] = event.cards
+            case HandDealt():
+                deals += 1
+                expected = dealing.deal(
+                    seed, event.hand, event.dealer, (kept[0], kept[1]), created.ruleset.hand_size
+                )
+                found = first_difference(row.data, as_json(expected))
+                if found is not None:
+                    path, logged, wanted = found
+                    return FairnessCheck(
+                        status="inconsistent",
+                        commitment_ok=True,
+                        deals_checked=deals,
+                        first_bad_deal=Finding(
+                            version=row.version,
+                            event_type=row.type,
+                            problem=f"hand {event.hand} was not dealt as the seed gives "
+                            f"(at {path})",
+                            path=path,
+                            logged=logged,
+                            expected=wanted,
+                        ),
+                        note=note,
+                    )
+            case None if row.type == "hand_dealt":
+                return FairnessCheck(
+                    status="inconsistent",
+                    commitment_ok=True,
+                    deals_checked=deals,
+                    first_bad_deal=Finding(
+                        version=row.version,
+                        event_type=row.type,
+                        problem="this hand_dealt row is not a valid deal",
+                        logged=row.data,
+                    ),
+                    note=note,
+                )
+            case MatchEnded() if event.seed != seed:
+                return FairnessCheck(
+                    status="inconsistent",
+                    commitment_ok=True,
+                    deals_checked=deals,
+                    first_bad_deal=Finding(
+                        version=row.version,
+                        event_type=row.type,
+                        problem="the match revealed a different seed from the one checked",
+                    ),
+                    note=note,
+                )
+            case _:
+                pass
+    if not live:
+        # Second opinion from the engine's own checker, over the decoded log.
+        events: list[Any] = [decode(r) for r in game]
+        if all(e is not None for e in events):
+            problems = dealing.check_deals(events, seed)
+            if problems:
+                return FairnessCheck(
+                    status="inconsistent",
+                    commitment_ok=True,
+                    deals_checked=deals,
+                    first_bad_deal=Finding(version=None, problem=problems[0]),
+                    note="the engine's check_deals disagrees with this audit's walk",
+                )
+    return FairnessCheck(
+        status="consistent", commitment_ok=True, deals_checked=deals, note=note
+    )

@@ -1,0 +1,286 @@
+"""Re-fold check: replay the commands the log implies through the engine and
+compare every logged event with what the engine emits.
+
+The log holds two kinds of game event. Some are a seat's command made visible
+(a card played, a pass that was not automatic, the cards kept, a
+resignation); the rest the engine emits by itself (deals, automatic passes,
+reveals and their token awards, hand ends, the result). We rebuild each command
+from its event, ask ``decide`` what it yields, and demand that the log holds
+exactly those events, in that order, with the same bytes. The first event that
+differs is named with both versions; the replay stops there because after a
+divergence every comparison is noise.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from schemas.commands import KeepCards, Pass, PlayCard, Resign, SeatCommand, StartMatch
+from schemas.events import (
+    CardPlayed,
+    CardsKept,
+    Event,
+    GameEvent,
+    MatchCreated,
+    MatchEnded,
+    Passed,
+    encode_event,
+)
+from service.audit.diff import first_difference
+from service.audit.report import Finding, RefoldCheck
+from service.audit.rows import RawRow
+from service.errors import MatchaError, RuleError
+
+GAME_TYPES: frozenset[str] = frozenset(
+    t.__struct_config__.tag for t in GameEvent.__args__  # type: ignore[attr-defined]
+)
+ADMIN_TYPES: frozenset[str] = frozenset({"dispute_filed", "dispute_decided", "match_annulled"})
+
+
+class Engine(Protocol):
+    """The part of ``service.engine`` the re-fold needs (injectable for tests)."""
+
+    def initial_state(self, seed: str | None = None) -> Any: ...
+    def decide(self, state: Any, command: Any) -> list[Any]: ...
+    def evolve(self, state: Any, event: Any) -> Any: ...
+    def time_out(self, state: Any, seat: Any) -> list[Any]: ...
+
+
+def _engine() -> Engine:
+    from service import engine
+
+    return engine  # type: ignore[return-value]
+
+
+def as_json(event: Event) -> Any:
+    """An event exactly as the store writes it, as JSON values."""
+    return msgspec.json.decode(encode_event(event))
+
+
+def decode(row: RawRow) -> Event | None:
+    """The event a row holds, or None when its data is not a valid event."""
+    try:
+        return msgspec.convert(row.data, type=Event)  # type: ignore[arg-type]
+    except msgspec.ValidationError:
+        return None
+
+
+def command_for(event: Event) -> SeatCommand | None:
+    """The seat command a logged event is the visible trace of (None: the engine's own)."""
+    match event:
+        case CardPlayed(seat=seat, card=card, target=target):
+            return PlayCard(seat=seat, card=card, target=target)
+        case Passed(seat=seat, automatic=False):
+            return Pass(seat=seat)
+        case CardsKept(seat=seat, cards=cards):
+            return KeepCards(seat=seat, cards=cards)
+        case MatchEnded(reason="resigned", winner=winner) if winner is not None:
+            return Resign(seat=1 - winner)  # type: ignore[arg-type]
+        case _:
+            return None
+
+
+def _replay(eng: Engine, state: Any, event: Event) -> list[Event] | None:
+    """What the engine emits for the command behind ``event`` (None: no command leads to it)."""
+    command = command_for(event)
+    if command is not None:
+        return eng.decide(state, command)
+    if isinstance(event, MatchEnded) and event.reason == "timeout":
+        # The organiser's clock is not a seat's command: ask the engine what a
+        # time-out of the loser yields here.
+        if event.winner is None:
+            raise RuleError("no_loser", "A time-out must name a winner.")
+        return eng.time_out(state, 1 - event.winner)
+    return None
+
+
+def start_command(created: MatchCreated, seed: str) -> StartMatch:
+    return StartMatch(
+        match_id=created.match_id,
+        players=created.players,
+        ruleset=created.ruleset,
+        first_dealer=created.first_dealer,
+        seed=seed,
+        ladder_id=created.ladder_id,
+    )
+
+
+def _differs(row: RawRow, expected: Event) -> Finding | None:
+    want = as_json(expected)
+    found = first_difference(row.data, want)
+    if found is None and row.type == want.get("type"):
+        return None
+    path, logged, wanted = found or ("type", row.type, want.get("type"))
+    if row.type != want.get("type"):
+        problem = f"the log holds {row.type} where the engine emits {want.get('type')}"
+        path, logged, wanted = "type", row.data, want
+    else:
+        problem = f"{row.type} differs from what the engine emits at {path}"
+    return Finding(
+        version=row.version,
+        event_type=row.type,
+        problem=problem,
+        path=path,
+        logged=logged,
+        expected=wanted,
+    )
+
+
+SeedSource = Literal["revealed", "stored"]
+
+
+def refold(
+    rows: Sequence[RawRow],
+    seed: str | None,
+    seed_source: SeedSource | None,
+    engine: Engine | None = None,
+    *,
+    hide: Callable[[Any], Any] = lambda x: x,
+) -> RefoldCheck:
+    """Replay ``rows`` (one match, version order) and compare.
+
+    ``hide`` scrubs values that may not appear in the report (the stored seed
+    of a live match), since a difference in the match-ended event would
+    otherwise print it.
+    """
+    eng = engine or _engine()
+    game_rows = [r for r in rows if r.type not in ADMIN_TYPES]
+    if not game_rows:
+        return RefoldCheck(
+            status="inconsistent",
+            seed_source=seed_source,
+            commands_replayed=0,
+            events_compared=0,
+            first_difference=Finding(version=None, problem="the match has no game events"),
+        )
+    first = game_rows[0]
+    created = decode(first)
+    if not isinstance(created, MatchCreated):
+        return RefoldCheck(
+            status="inconsistent",
+            seed_source=seed_source,
+            commands_replayed=0,
+            events_compared=0,
+            first_difference=Finding(
+                version=first.version,
+                event_type=first.type,
+                problem=f"the log starts with {first.type}, not match_created",
+            ),
+        )
+    if seed is None:
+        return RefoldCheck(
+            status="skipped",
+            seed_source=None,
+            commands_replayed=0,
+            events_compared=0,
+            note="no seed that matches the commitment is available, so deals cannot be "
+            "recomputed (see the fairness check)",
+        )
+
+    commands = 0
+    compared = 0
+
+    def result(finding: Finding | None, note: str | None = None) -> RefoldCheck:
+        if finding is not None:
+            finding = msgspec.structs.replace(
+                finding, logged=hide(finding.logged), expected=hide(finding.expected)
+            )
+        return RefoldCheck(
+            status="consistent" if finding is None else "inconsistent",
+            seed_source=seed_source,
+            commands_replayed=commands,
+            events_compared=compared,
+            first_difference=finding,
+            note=note,
+        )
+
+    state = eng.initial_state(seed)
+    try:
+        pending: deque[Event] = deque(eng.decide(state, start_command(created, seed)))
+    except MatchaError as exc:
+        return result(
+            Finding(
+                version=first.version,
+                event_type=first.type,
+                problem=f"the engine refuses to create this match: {exc.code}: {exc.detail}",
+            )
+        )
+    ended_at: int | None = None
+    for row in game_rows:
+        if ended_at is not None and not pending:
+            return result(
+                Finding(
+                    version=row.version,
+                    event_type=row.type,
+                    problem=f"{row.type} logged after the match ended at version {ended_at}",
+                    logged=row.data,
+                )
+            )
+        if not pending:
+            event = decode(row)
+            if event is None:
+                return result(
+                    Finding(
+                        version=row.version,
+                        event_type=row.type,
+                        problem=f"the data of this {row.type} row is not a valid event",
+                        logged=row.data,
+                    )
+                )
+            try:
+                caused = _replay(eng, state, event)
+            except MatchaError as exc:
+                return result(
+                    Finding(
+                        version=row.version,
+                        event_type=row.type,
+                        problem=f"the logged move is illegal here: {exc.code}: {exc.detail}",
+                        logged=row.data,
+                    )
+                )
+            if caused is None:
+                return result(
+                    Finding(
+                        version=row.version,
+                        event_type=row.type,
+                        problem=f"{row.type} logged where the engine was waiting for a "
+                        "seat's move: no command leads to it",
+                        logged=row.data,
+                    )
+                )
+            commands += 1
+            pending.extend(caused)
+            if not pending:
+                return result(
+                    Finding(
+                        version=row.version,
+                        event_type=row.type,
+                        problem="the engine emits nothing for this move",
+                        logged=row.data,
+                    )
+                )
+        expected = pending.popleft()
+        compared += 1
+        finding = _differs(row, expected)
+        if finding is not None:
+            return result(finding)
+        state = eng.evolve(state, expected)
+        if isinstance(expected, MatchEnded):
+            ended_at = row.version
+    if pending:
+        missing = pending[0]
+        last = game_rows[-1].version
+        return result(
+            Finding(
+                version=last + 1,
+                event_type=as_json(missing).get("type"),
+                problem=f"the engine emits {as_json(missing).get('type')} after version "
+                f"{last}, but the log ends there",
+                expected=as_json(missing),
+            )
+        )
+    return result(None)

@@ -1,0 +1,101 @@
+"""The audit report as text, for ``matcha audit`` (the JSON form is ``to_json``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from service.audit.report import AuditReport, Finding
+
+
+def _when(at: datetime) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+
+
+def _json(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _data(data: dict[str, Any]) -> str:
+    return _json({k: v for k, v in data.items() if k not in ("type", "v")})
+
+
+def _finding(f: Finding | None, indent: str = "    ") -> list[str]:
+    if f is None:
+        return []
+    at = f"version {f.version}" if f.version is not None else "the match"
+    lines = [f"{indent}first at {at}" + (f" ({f.event_type})" if f.event_type else "")
+             + f": {f.problem}"]
+    if f.logged is not None or f.expected is not None:
+        lines.append(f"{indent}  logged:   {_json(f.logged)}")
+        lines.append(f"{indent}  expected: {_json(f.expected)}")
+    return lines
+
+
+def render(report: AuditReport, *, log: bool = True) -> str:
+    r = report
+    out: list[str] = []
+    seats = ", ".join(f"seat {i} {p}" for i, p in enumerate(r.players))
+    out.append(f"Audit of match {r.match_id} ({r.status}"
+               + (f", ladder {r.ladder_id}" if r.ladder_id else "") + f"): {seats}")
+    out.append(f"Audited at {_when(r.audited_at)}")
+    if log:
+        out.append("")
+        out.append(f"Log ({len(r.events)} events, omniscient):")
+        out.append(f"  {'ver':>4}  {'recorded at':<24}  {'actor':<16}  {'type':<16}  hash  data")
+        for e in r.events:
+            out.append(
+                f"  {e.version:>4}  {_when(e.recorded_at):<24}  {(e.actor or '-')[:16]:<16}  "
+                f"{e.type:<16}  {'ok' if e.hash_ok else 'BAD':<4}  {_data(e.data)}"
+            )
+    out.append("")
+    c = r.chain
+    out.append(f"Chain:    {c.status} ({c.rows} rows)")
+    out += _finding(c.first_break)
+    f = r.refold
+    seed = f", {f.seed_source} seed" if f.seed_source else ""
+    out.append(f"Re-fold:  {f.status} ({f.events_compared} events compared, "
+               f"{f.commands_replayed} moves replayed{seed})")
+    out += _finding(f.first_difference)
+    if f.note:
+        out.append(f"    note: {f.note}")
+    fa = r.fairness
+    commit = {True: "commitment ok", False: "commitment WRONG", None: "commitment not checked"}
+    out.append(f"Fairness: {fa.status} ({commit[fa.commitment_ok]}, "
+               f"{fa.deals_checked} deals checked)")
+    out += _finding(fa.first_bad_deal)
+    if fa.note:
+        out.append(f"    note: {fa.note}")
+    a = r.admin
+    out.append(f"Admin:    {a.status} ({a.events} admin events)")
+    out += _finding(a.first_problem)
+    t = r.timing
+    out.append("Timing:")
+    for s in t.seats:
+        out.append(f"    seat {s.seat} {s.player}: {s.moves} moves, total {s.total_s:.1f} s, "
+                   f"mean {s.mean_s:.1f} s, longest {s.max_s:.1f} s")
+    if t.long_gaps:
+        for g in t.long_gaps:
+            out.append(f"    long gap: {g.seconds:.1f} s between versions "
+                       f"{g.after_version} and {g.version}")
+    else:
+        out.append(f"    long gaps (> {t.gap_threshold_s:.0f} s): none")
+    disconnections = t.disconnections
+    out.append("    disconnections: "
+               + (disconnections if isinstance(disconnections, str)
+                  else f"{len(disconnections)}"))
+    if r.disputes:
+        out.append("Disputes:")
+        for d in r.disputes:
+            line = (f"    {d.dispute_id} by seat {d.seat} {d.player} at version "
+                    f"{d.filed_version}: {d.state} - {d.reason!r}")
+            if d.decided_by:
+                line += f"; decided by {d.decided_by}: {d.decision_reason!r}"
+            out.append(line)
+    else:
+        out.append("Disputes: none")
+    out.append("")
+    out.append(f"Verdict: {r.verdict.line}")
+    return "\n".join(out)
