@@ -1,0 +1,27 @@
+"""Redis names of live play, all under ``settings.redis.prefix``.
+
+One pattern subscription per process (``pattern``) covers every match channel
+and the lobby, so a process never issues SUBSCRIBE per viewer.
+"""
+
+
+def match_channel(prefix: str, match_id: str) -> str:
+    return f"{prefix}:live:match:{match_id}"
+
+
+def lobby_channel(prefix: str) -> str:
+    return f"{prefix}:live:lobby"
+
+
+def pattern(prefix: str) -> str:
+    return f"{prefix}:live:*"
+
+
+def presence_key(prefix: str, match_id: str) -> str:
+    """A sorted set: member ``<connection id>|<role>``, score = when it expires (epoch s)."""
+    return f"{prefix}:presence:{match_id}"
+
+
+def match_id_of(prefix: str, channel: str) -> str | None:
+    head = f"{prefix}:live:match:"
+    return channel[len(head) :] if channel.startswith(head) else None

@@ -1,0 +1,432 @@
+"""One Redis subscription per process, fanned out to every local viewer.
+
+A process holds a single pattern subscription (``<prefix>:live:*``) whatever
+the number of viewers, and hands each hint to the bounded queue of every
+local connection watching that match: 1,000 spectators of one match cost one
+Redis message and 1,000 ``put_nowait`` calls. Because a Redis message is only
+a hint, the hub also
+
+* compares every watched match with the store now and then (more often while
+  the subscription is down), and after a reconnect at once, pushing what the
+  store has as an ordinary hint: streams de-duplicate by version;
+* coalesces identical store reads (1,000 viewers catching up from the same
+  version share one query);
+* keeps presence (who is connected) in Redis, per connection, with expiry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from service.live import channels, metrics
+from service.live.config import LiveSettings
+from service.live.publish import StoredLike, wire_event
+from service.live.wire import (
+    EventsHint,
+    LobbySummary,
+    PresenceFrame,
+    PresenceHint,
+    WireEvent,
+    hint_decoder,
+    hint_encoder,
+)
+
+log = logging.getLogger(__name__)
+
+LoadPage = Callable[[str, int, int], Awaitable[Sequence[StoredLike]]]
+"""``(match_id, after, limit)`` → stored events with version > after, in order."""
+
+PAGE = 500
+
+Item = EventsHint | PresenceFrame | LobbySummary
+
+
+class Subscription:
+    """One local connection's view of the hub: a bounded queue of hints."""
+
+    def __init__(self, match_id: str | None, size: int) -> None:
+        self.match_id = match_id
+        self.queue: asyncio.Queue[Item] = asyncio.Queue(maxsize=size)
+        self.lagging = False
+        """Set when a hint found the queue full: the connection must resume with ``since``."""
+
+    def offer(self, item: Item) -> None:
+        if self.lagging:
+            return
+        try:
+            self.queue.put_nowait(item)
+        except asyncio.QueueFull:
+            self.lagging = True
+            # Wake the reader even though its queue is full of stale hints.
+            with contextlib.suppress(asyncio.QueueEmpty):
+                self.queue.get_nowait()
+            self.queue.put_nowait(item)
+
+
+@dataclass
+class _Watch:
+    subs: set[Subscription] = field(default_factory=set)
+    known: int | None = None
+    """The highest version this process knows is committed (None: not yet read)."""
+    presence: PresenceFrame | None = None
+    local_members: dict[str, str] = field(default_factory=dict)
+    """Presence members of this process's connections: connection id -> role."""
+    recount: asyncio.Task[None] | None = None
+
+
+class Hub:
+    def __init__(
+        self,
+        *,
+        redis_url: str | None,
+        prefix: str,
+        load_page: LoadPage,
+        settings: LiveSettings | None = None,
+    ) -> None:
+        self.prefix = prefix
+        self.settings = settings or LiveSettings()
+        self._load_page = load_page
+        # Our own client: the subscription must fail loudly (no silent retries)
+        # so that we know when to refill, and presence must not wait on a dead server.
+        # Without Redis (no URL) the hub still works: it polls the store.
+        self.redis: Any = None
+        if redis_url:
+            self.redis = aioredis.Redis.from_url(
+                redis_url,
+                retry=Retry(NoBackoff(), 0),
+                socket_connect_timeout=2,
+                socket_timeout=5,
+                health_check_interval=5,
+            )
+        self._watches: dict[str, _Watch] = {}
+        self._lobby: set[Subscription] = set()
+        self._inflight: dict[tuple[str, int], asyncio.Task[tuple[WireEvent, ...]]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._wake_checker = asyncio.Event()
+        self.connected = asyncio.Event()
+        """Set while the Redis subscription is up."""
+        self.process_id = uuid.uuid4().hex[:8]
+
+    # ---- lifecycle ----------------------------------------------------------
+
+    async def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._check_loop(), name="live-check")]
+        if self.redis is not None:
+            self._tasks += [
+                asyncio.create_task(self._listen(), name="live-listen"),
+                asyncio.create_task(self._presence_loop(), name="live-presence"),
+            ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self.redis is None:
+            return
+        # Connections of this process no longer count as present.
+        with contextlib.suppress(Exception):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for match_id, watch in self._watches.items():
+                    if watch.local_members:
+                        pipe.zrem(
+                            channels.presence_key(self.prefix, match_id),
+                            *[f"{c}|{r}" for c, r in watch.local_members.items()],
+                        )
+                await pipe.execute()
+        await self.redis.aclose()
+
+    # ---- local subscriptions -----------------------------------------------
+
+    def subscribe(self, match_id: str) -> Subscription:
+        sub = Subscription(match_id, self.settings.queue_size)
+        watch = self._watches.setdefault(match_id, _Watch())
+        watch.subs.add(sub)
+        if watch.presence is not None:
+            sub.offer(watch.presence)
+        return sub
+
+    def subscribe_lobby(self) -> Subscription:
+        sub = Subscription(None, self.settings.queue_size)
+        self._lobby.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        if sub.match_id is None:
+            self._lobby.discard(sub)
+            return
+        watch = self._watches.get(sub.match_id)
+        if watch is None:
+            return
+        watch.subs.discard(sub)
+        if not watch.subs and not watch.local_members:
+            if watch.recount is not None:
+                watch.recount.cancel()
+            del self._watches[sub.match_id]
+
+    def watching(self, match_id: str) -> int:
+        watch = self._watches.get(match_id)
+        return len(watch.subs) if watch else 0
+
+    # ---- reading the store (the truth) -----------------------------------------
+
+    async def load_after(self, match_id: str, after: int) -> tuple[WireEvent, ...]:
+        """Every committed event of the match after ``after``.
+
+        Identical reads in flight share one query (a crowd catching up at once).
+        """
+        key = (match_id, after)
+        task = self._inflight.get(key)
+        if task is None:
+            task = asyncio.create_task(self._load_all(match_id, after))
+            self._inflight[key] = task
+            task.add_done_callback(lambda _t: self._inflight.pop(key, None))
+        return await asyncio.shield(task)
+
+    async def _load_all(self, match_id: str, after: int) -> tuple[WireEvent, ...]:
+        out: list[WireEvent] = []
+        cursor = after
+        while True:
+            page = await self._load_page(match_id, cursor, PAGE)
+            out.extend(wire_event(s) for s in page)
+            if len(page) < PAGE:
+                break
+            cursor = page[-1].version
+        if out:
+            self._note(match_id, out[-1].version)
+        return tuple(out)
+
+    def _note(self, match_id: str, version: int) -> None:
+        watch = self._watches.get(match_id)
+        if watch is not None and (watch.known is None or version > watch.known):
+            watch.known = version
+
+    # ---- the subscription ---------------------------------------------------
+
+    async def _listen(self) -> None:
+        delay = 0.1
+        first = True
+        while True:
+            pubsub = self.redis.pubsub()
+            try:
+                await pubsub.psubscribe(channels.pattern(self.prefix))
+                # The confirmation proves the subscription is live before we say so.
+                while True:
+                    msg = await pubsub.get_message(timeout=5.0)
+                    if msg is not None and msg["type"] == "psubscribe":
+                        break
+                    if msg is None:
+                        raise ConnectionError("no psubscribe confirmation")
+                self.connected.set()
+                if not first:
+                    log.info("live subscription restored; refilling every watched match")
+                    self._wake_checker.set()
+                first = False
+                delay = 0.1
+                while True:
+                    msg = await pubsub.get_message(timeout=10.0)
+                    if msg is None:
+                        await pubsub.ping()  # a half-open connection shows up here
+                        continue
+                    if msg["type"] == "pmessage":
+                        self._dispatch(msg["channel"], msg["data"])
+            except asyncio.CancelledError:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                raise
+            except Exception as exc:
+                if self.connected.is_set() or first:
+                    log.warning("live subscription lost (%s); retrying with backoff", exc)
+                    metrics.subscription_drops.inc()
+                self.connected.clear()
+                self._wake_checker.set()
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                await asyncio.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 5.0)
+
+    def _dispatch(self, channel: bytes | str, data: bytes | str) -> None:
+        name = channel.decode() if isinstance(channel, bytes) else channel
+        if name == channels.lobby_channel(self.prefix):
+            if self._lobby:
+                self._fan_lobby(data)
+            return
+        match_id = channels.match_id_of(self.prefix, name)
+        # Most processes watch few matches: skip decoding the others' hints.
+        if match_id is None or match_id not in self._watches:
+            return
+        try:
+            hint = hint_decoder.decode(data)
+        except msgspec.DecodeError:
+            log.warning("undecodable live hint on %s", name)
+            return
+        match hint:
+            case EventsHint():
+                self.fan_events(hint)
+            case PresenceHint():
+                self._schedule_recount(match_id)
+            case _:
+                pass
+
+    def _fan_lobby(self, data: bytes | str) -> None:
+        try:
+            hint = hint_decoder.decode(data)
+        except msgspec.DecodeError:
+            return
+        if isinstance(hint, LobbySummary):
+            for sub in list(self._lobby):
+                sub.offer(hint)
+
+    def fan_events(self, hint: EventsHint) -> None:
+        watch = self._watches.get(hint.match_id)
+        if watch is None:
+            return
+        if watch.known is not None and hint.first_version > watch.known + 1:
+            self._wake_checker.set()  # a gap: the checker reads it from the store once
+        else:
+            self._note(hint.match_id, hint.last_version)
+        for sub in list(watch.subs):
+            sub.offer(hint)
+
+    # ---- the periodic check against the store -------------------------------
+
+    async def _check_loop(self) -> None:
+        while True:
+            interval = (
+                self.settings.check_s if self.connected.is_set() else self.settings.check_degraded_s
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake_checker.wait(), interval)
+            self._wake_checker.clear()
+            for match_id in list(self._watches):
+                try:
+                    await self.check(match_id)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    log.warning("live check of %s failed: %s", match_id, exc)
+
+    async def check(self, match_id: str) -> None:
+        """Push whatever the store has beyond what this process knows."""
+        watch = self._watches.get(match_id)
+        if watch is None or watch.known is None or not watch.subs:
+            return
+        events = await self.load_after(match_id, watch.known)
+        if events:
+            metrics.refills.labels("check").inc()
+            self.fan_events(
+                EventsHint(
+                    match_id=match_id,
+                    first_version=events[0].version,
+                    last_version=events[-1].version,
+                    events=events,
+                )
+            )
+
+    # ---- presence ---------------------------------------------------------------
+
+    async def join(self, match_id: str, role: str) -> str:
+        """Count a connection as present (role: ``"0"``, ``"1"`` or ``"spectator"``)."""
+        conn_id = f"{self.process_id}-{uuid.uuid4().hex[:10]}"
+        watch = self._watches.setdefault(match_id, _Watch())
+        watch.local_members[conn_id] = role
+        await self._presence_write(match_id, {f"{conn_id}|{role}": self._expiry()}, ())
+        return conn_id
+
+    async def leave(self, match_id: str, conn_id: str) -> None:
+        watch = self._watches.get(match_id)
+        if watch is None:
+            return
+        role = watch.local_members.pop(conn_id, None)
+        if role is not None:
+            await self._presence_write(match_id, {}, (f"{conn_id}|{role}",))
+        if not watch.subs and not watch.local_members:
+            del self._watches[match_id]
+
+    def _expiry(self) -> float:
+        return time.time() + self.settings.presence_ttl_s
+
+    async def _presence_write(
+        self, match_id: str, add: dict[str, float], remove: Sequence[str]
+    ) -> None:
+        if self.redis is None:
+            return
+        key = channels.presence_key(self.prefix, match_id)
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                if add:
+                    pipe.zadd(key, add)
+                    pipe.expire(key, int(self.settings.presence_ttl_s * 2) + 1)
+                if remove:
+                    pipe.zrem(key, *remove)
+                pipe.publish(
+                    channels.match_channel(self.prefix, match_id),
+                    hint_encoder.encode(PresenceHint(match_id=match_id)),
+                )
+                await pipe.execute()
+        except Exception as exc:  # presence is a nicety: never fail a connection for it
+            log.info("presence update for %s failed: %s", match_id, exc)
+
+    def _schedule_recount(self, match_id: str) -> None:
+        watch = self._watches.get(match_id)
+        if watch is None or (watch.recount is not None and not watch.recount.done()):
+            return  # a recount is already due: a burst of joins becomes one frame
+        watch.recount = asyncio.create_task(self._recount(match_id))
+
+    async def _recount(self, match_id: str, debounce: bool = True) -> None:
+        if debounce:
+            await asyncio.sleep(self.settings.presence_debounce_s)
+        key = channels.presence_key(self.prefix, match_id)
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.zremrangebyscore(key, "-inf", time.time())
+                pipe.zrange(key, 0, -1)
+                _, members = await pipe.execute()
+        except Exception as exc:
+            log.info("presence read for %s failed: %s", match_id, exc)
+            return
+        roles = [m.decode().rsplit("|", 1)[-1] for m in members]
+        frame = PresenceFrame(
+            players=("0" in roles, "1" in roles), spectators=roles.count("spectator")
+        )
+        watch = self._watches.get(match_id)
+        if watch is None or frame == watch.presence:
+            return
+        watch.presence = frame
+        for sub in list(watch.subs):
+            sub.offer(frame)
+
+    async def _presence_loop(self) -> None:
+        """Refresh this process's members before they expire; notice other processes' dead ones."""
+        while True:
+            await asyncio.sleep(self.settings.presence_ttl_s / 3)
+            expiry = self._expiry()
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for match_id, watch in self._watches.items():
+                        if watch.local_members:
+                            key = channels.presence_key(self.prefix, match_id)
+                            pipe.zadd(
+                                key, {f"{c}|{r}": expiry for c, r in watch.local_members.items()}
+                            )
+                            pipe.expire(key, int(self.settings.presence_ttl_s * 2) + 1)
+                    await pipe.execute()
+            except Exception as exc:
+                log.info("presence refresh failed: %s", exc)
+            for match_id in list(self._watches):
+                with contextlib.suppress(Exception):
+                    await self._recount(match_id, debounce=False)

@@ -1,0 +1,20 @@
+"""Prometheus metrics of live play (exposed wherever the API serves /metrics)."""
+
+from prometheus_client import Counter, Gauge
+
+publish_failures = Counter(
+    "matcha_live_publish_failures_total",
+    "Hints not published after a commit (Redis down or slow); viewers refill from the store.",
+    ["channel"],
+)
+published = Counter("matcha_live_published_total", "Hints published after a commit.", ["channel"])
+connections = Gauge("matcha_live_connections", "Open live connections in this process.", ["kind"])
+lagging = Counter(
+    "matcha_live_lagging_disconnects_total", "Connections closed for falling too far behind."
+)
+refills = Counter(
+    "matcha_live_refills_total", "Reads from the store to fill a gap a hint revealed.", ["why"]
+)
+subscription_drops = Counter(
+    "matcha_live_subscription_drops_total", "Times the process's Redis subscription was lost."
+)

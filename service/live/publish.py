@@ -1,0 +1,166 @@
+"""After an append commits: tell every process (and the lobby) through Redis.
+
+Best effort by design: the events table is the truth and every stream checks
+it, so a publish that fails is logged and counted and never fails the command
+that caused it. Hints carry the full events (they stay between our servers);
+each subscriber redacts per viewer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from schemas.events import (
+    Event,
+    HandDealt,
+    MatchAnnulled,
+    MatchCreated,
+    MatchEnded,
+    RoundRevealed,
+)
+from service.live import channels, metrics
+from service.live.wire import EventsHint, LobbySummary, WireEvent, hint_encoder
+
+log = logging.getLogger(__name__)
+
+PUBLISH_TIMEOUT_S = 0.5
+"""A commit never waits longer than this for Redis."""
+
+_LOBBY_EVENTS = (MatchCreated, HandDealt, RoundRevealed, MatchEnded, MatchAnnulled)
+
+
+class StoredLike(Protocol):
+    """The part of ``service.store.StoredEvent`` live play reads."""
+
+    @property
+    def version(self) -> int: ...
+    @property
+    def event(self) -> Event: ...
+    @property
+    def recorded_at(self) -> Any: ...
+
+
+def wire_event(stored: StoredLike) -> WireEvent:
+    return WireEvent(
+        version=stored.version,
+        recorded_at=stored.recorded_at,
+        event=stored.event,
+        actor=getattr(stored, "actor", None),
+        position=getattr(stored, "position", None),
+    )
+
+
+class Loader(Protocol):
+    async def __call__(self, match_id: str) -> Sequence[StoredLike]: ...
+
+
+def events_hint(match_id: str, stored: Sequence[StoredLike]) -> EventsHint:
+    ordered = sorted(stored, key=lambda s: s.version)
+    return EventsHint(
+        match_id=match_id,
+        first_version=ordered[0].version,
+        last_version=ordered[-1].version,
+        events=tuple(wire_event(s) for s in ordered),
+    )
+
+
+def lobby_summary(match_id: str, log_: Sequence[StoredLike]) -> LobbySummary | None:
+    """Public facts of a match from its whole log: players, hand, tokens, result.
+
+    A tally of what the log records (tokens given at reveals), no rule applied.
+    """
+    if not log_:
+        return None
+    created: MatchCreated | None = None
+    hand = 0
+    tokens: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    status = "progress"
+    winner = None
+    reason = None
+    for stored in log_:
+        match stored.event:
+            case MatchCreated() as ev:
+                created = ev
+            case HandDealt(hand=n):
+                hand = n
+            case RoundRevealed(outcomes=outcomes):
+                for outcome in outcomes:
+                    for award in outcome.given:
+                        tally = tokens[award.seat]
+                        tally[award.kind] = tally.get(award.kind, 0) + 1
+            case MatchEnded(winner=w, reason=r):
+                status, winner, reason = "finished", w, r
+            case MatchAnnulled():
+                status = "annulled"
+            case _:
+                pass
+    last = log_[-1]
+    if status == "progress" and isinstance(last.event, MatchCreated | HandDealt) and hand <= 1:
+        status = "started"
+    return LobbySummary(
+        match_id=match_id,
+        status=status,  # type: ignore[arg-type]
+        version=last.version,
+        ladder_id=created.ladder_id if created else None,
+        players=created.players if created else None,
+        hand=hand,
+        tokens=tokens,
+        winner=winner,
+        reason=reason,
+    )
+
+
+class Publisher:
+    """The ``MatchService.after_commit`` hook: ``await publisher(match_id, stored_events)``."""
+
+    def __init__(self, redis: Any, prefix: str, load_log: Loader | None = None) -> None:
+        self._redis = redis
+        self._prefix = prefix
+        self._load_log = load_log
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, match_id: str, stored_events: Sequence[StoredLike]) -> None:
+        if not stored_events:
+            return
+        hint = events_hint(match_id, stored_events)
+        await self._publish(
+            channels.match_channel(self._prefix, match_id), hint_encoder.encode(hint)
+        )
+        if self._load_log is not None and any(
+            isinstance(s.event, _LOBBY_EVENTS) for s in stored_events
+        ):
+            # The lobby can wait a moment; the player's command need not.
+            task = asyncio.create_task(self._publish_lobby(match_id))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _publish_lobby(self, match_id: str) -> None:
+        assert self._load_log is not None
+        try:
+            summary = lobby_summary(match_id, await self._load_log(match_id))
+        except Exception:
+            log.exception("lobby summary of %s failed", match_id)
+            metrics.publish_failures.labels("lobby").inc()
+            return
+        if summary is not None:
+            await self._publish(channels.lobby_channel(self._prefix), hint_encoder.encode(summary))
+
+    async def _publish(self, channel: str, payload: bytes) -> None:
+        kind = "lobby" if channel.endswith(":lobby") else "match"
+        try:
+            await asyncio.wait_for(self._redis.publish(channel, payload), PUBLISH_TIMEOUT_S)
+        except Exception as exc:  # best effort: any failure is logged, counted, swallowed
+            log.warning(
+                "live publish to %s failed (%s); viewers will refill from the store", channel, exc
+            )
+            metrics.publish_failures.labels(kind).inc()
+        else:
+            metrics.published.labels(kind).inc()
+
+    async def drain(self) -> None:
+        """Wait for lobby publishes in flight (at shutdown)."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)

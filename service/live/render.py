@@ -1,0 +1,59 @@
+"""Event frames for one viewer, through ``service.engine.redact`` only.
+
+All spectators of a match see the same bytes, so a frame is built once per
+(event, viewer, match over?, hide hands?) and shared: 1,000 spectators cost
+one redaction and one encoding per event.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from schemas.views import LogEntry
+from service.engine import redact
+from service.live.stream import Render, Viewer
+from service.live.wire import EventFrame, WireEvent, frame_encoder
+
+CACHE_SIZE = 20_000
+
+
+def render_frame(
+    event: WireEvent, viewer: Viewer, match_over: bool, hide_hands_in_replay: bool
+) -> bytes:
+    entry = LogEntry(
+        version=event.version,
+        event=redact(
+            event.event, viewer, match_over=match_over, hide_hands_in_replay=hide_hands_in_replay
+        ),
+        recorded_at=event.recorded_at,
+        actor=event.actor,
+        position=event.position,
+    )
+    return frame_encoder.encode(EventFrame(version=event.version, entry=entry))
+
+
+class FrameCache:
+    """An LRU of encoded frames, keyed by everything a frame depends on."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self._size = size
+        self._frames: OrderedDict[tuple[str, int, Viewer, bool, bool], bytes] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def renderer(self, hide_hands_in_replay: bool) -> Render:
+        def render(match_id: str, event: WireEvent, viewer: Viewer, match_over: bool) -> bytes:
+            key = (match_id, event.version, viewer, match_over, hide_hands_in_replay)
+            frame = self._frames.get(key)
+            if frame is not None:
+                self.hits += 1
+                self._frames.move_to_end(key)
+                return frame
+            self.misses += 1
+            frame = render_frame(event, viewer, match_over, hide_hands_in_replay)
+            self._frames[key] = frame
+            if len(self._frames) > self._size:
+                self._frames.popitem(last=False)
+            return frame
+
+        return render

@@ -1,0 +1,291 @@
+"""Live routes (WebSocket and Server-Sent Events) and their start-up.
+
+Mounted by ``service.live.plugin.LivePlugin`` (listed in the API's
+``PLUGINS``): ``ROUTES`` are the handlers; ``start_live`` creates this
+process's hub, registers the after-commit publisher and starts listening.
+The protocol is described in docs/live.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+from litestar import Litestar, Request, WebSocket, get, websocket
+from litestar.datastructures import State
+from litestar.exceptions import WebSocketDisconnect
+from litestar.response import ServerSentEvent, ServerSentEventMessage
+
+from service.errors import MatchaError, NotFound, Unauthorized, ValidationFailed
+from service.live import metrics
+from service.live.access import Access, parse_since, resolve, token_from_header
+from service.live.config import LiveSettings
+from service.live.hub import Hub
+from service.live.publish import Publisher
+from service.live.render import FrameCache
+from service.live.stream import Frame, Lagging, ViewerStream, lobby_frames
+from service.live.wire import (
+    CLOSE_BAD_REQUEST,
+    CLOSE_GOING_AWAY,
+    CLOSE_LAGGING,
+    CLOSE_NOT_FOUND,
+    CLOSE_UNAUTHORIZED,
+    hello_decoder,
+)
+
+log = logging.getLogger("matcha.live")
+
+
+class LiveRuntime:
+    """What one process needs for live play, kept on ``app.state.live``."""
+
+    def __init__(self, hub: Hub, publisher: Publisher | None, frames: FrameCache) -> None:
+        self.hub = hub
+        self.publisher = publisher
+        self.frames = frames
+
+    async def stop(self) -> None:
+        if self.publisher is not None:
+            await self.publisher.drain()
+        await self.hub.stop()
+
+
+async def start_live(app: Litestar) -> None:
+    """ON_STARTUP hook: the hub (one Redis subscription), the publisher, the frame cache."""
+    settings = app.state.settings
+    store = app.state.store
+    live_settings = LiveSettings()
+
+    async def load_page(match_id: str, after: int, limit: int) -> Any:
+        return await store.load(match_id, after=after, limit=limit)
+
+    async def load_log(match_id: str) -> Any:
+        return await store.load(match_id)
+
+    hub = Hub(
+        redis_url=settings.redis.url or None,
+        prefix=settings.redis.prefix,
+        load_page=load_page,
+        settings=live_settings,
+    )
+    await hub.start()
+    publisher = None
+    if app.state.redis is not None:
+        publisher = Publisher(app.state.redis, settings.redis.prefix, load_log=load_log)
+        app.state.matches.after_commit.append(publisher)
+    runtime = LiveRuntime(hub, publisher, FrameCache())
+    app.state.live = runtime
+
+
+def _runtime(state: State) -> LiveRuntime:
+    runtime: LiveRuntime = state.live
+    return runtime
+
+
+def _open_stream(runtime: LiveRuntime, access: Access, since: int) -> ViewerStream:
+    return ViewerStream(
+        runtime.hub,
+        match_id=access.match_id,
+        viewer=access.viewer,
+        since=since,
+        render=runtime.frames.renderer(access.hide_hands_in_replay),
+        delay_s=access.spectator_delay_s,
+    )
+
+
+# ---- WebSocket ------------------------------------------------------------------
+
+
+async def _hello_token(socket: WebSocket[Any, Any, Any], wait_s: float) -> str | None:
+    """A token from the first message, if the client sends one soon enough."""
+    try:
+        raw = await asyncio.wait_for(socket.receive_data(mode="text"), wait_s)
+    except TimeoutError:
+        return None
+    try:
+        return hello_decoder.decode(raw).token
+    except msgspec.DecodeError as exc:
+        raise ValidationFailed(
+            'The first message must be {"kind": "hello", "token": ...}.'
+        ) from exc
+
+
+def _close_code(error: MatchaError) -> int:
+    if isinstance(error, NotFound):
+        return CLOSE_NOT_FOUND
+    if isinstance(error, Unauthorized):
+        return CLOSE_UNAUTHORIZED
+    return CLOSE_BAD_REQUEST
+
+
+async def _drain_incoming(socket: WebSocket[Any, Any, Any]) -> None:
+    """Read (and ignore) what the client sends, so a close is noticed at once."""
+    with contextlib.suppress(WebSocketDisconnect):
+        while True:
+            await socket.receive_data(mode="text")
+
+
+async def _send_frames(
+    socket: WebSocket[Any, Any, Any],
+    frames: AsyncIterator[Frame] | AsyncIterator[bytes],
+    timeout_s: float,
+) -> None:
+    async for frame in frames:
+        data = frame.data if isinstance(frame, Frame) else frame
+        # A client that does not read must not hold a worker: give up on it.
+        await asyncio.wait_for(socket.send_data(data, mode="text"), timeout_s)
+
+
+async def _serve_socket(
+    socket: WebSocket[Any, Any, Any], frames: AsyncIterator[Any], timeout_s: float
+) -> tuple[int, str]:
+    """Send frames until the client leaves or the stream ends; the close code and reason."""
+    sender = asyncio.create_task(_send_frames(socket, frames, timeout_s))
+    reader = asyncio.create_task(_drain_incoming(socket))
+    try:
+        done, _ = await asyncio.wait({sender, reader}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (sender, reader):
+            task.cancel()
+        for task in (sender, reader):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        with contextlib.suppress(Exception):
+            await frames.aclose()  # type: ignore[attr-defined]
+    if sender in done and not sender.cancelled():
+        error = sender.exception()
+        if isinstance(error, Lagging):
+            return CLOSE_LAGGING, f"since={error.last_version}"
+        if isinstance(error, TimeoutError | WebSocketDisconnect):
+            return 1001, "client not reading"
+        if error is not None:
+            log.error("live stream failed", exc_info=error)
+            return 1011, "internal error: reconnect with since"
+    return 1000, ""
+
+
+@websocket("/api/matches/{match_id:str}/ws", name="live_match_ws")
+async def match_socket(socket: WebSocket[Any, Any, Any], match_id: str) -> None:
+    """Live events of a match, redacted for the caller. See docs/live.md."""
+    runtime = _runtime(socket.app.state)
+    await socket.accept()
+    metrics.connections.labels("ws").inc()
+    try:
+        try:
+            since = parse_since(socket.query_params.get("since"))
+            token = socket.query_params.get("token") or token_from_header(
+                socket.headers.get("authorization")
+            )
+            if token is None:
+                token = await _hello_token(socket, runtime.hub.settings.hello_wait_s)
+            access = await resolve(socket.app.state.pool, socket.app.state.store, match_id, token)
+        except MatchaError as error:
+            await socket.close(code=_close_code(error), reason=error.detail[:120])
+            return
+        except WebSocketDisconnect:
+            return
+        conn_id = await runtime.hub.join(match_id, str(access.viewer))
+        try:
+            stream = _open_stream(runtime, access, since)
+            code, reason = await _serve_socket(
+                socket, stream.frames(), runtime.hub.settings.send_timeout_s
+            )
+        finally:
+            await runtime.hub.leave(match_id, conn_id)
+        with contextlib.suppress(Exception):
+            await socket.close(code=code, reason=reason)
+    finally:
+        metrics.connections.labels("ws").dec()
+
+
+@websocket("/api/lobby/ws", name="live_lobby_ws")
+async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
+    """Lobby summaries (matches started, finished, scores) as they happen."""
+    runtime = _runtime(socket.app.state)
+    await socket.accept()
+    metrics.connections.labels("lobby_ws").inc()
+    try:
+        code, reason = await _serve_socket(
+            socket, lobby_frames(runtime.hub), runtime.hub.settings.send_timeout_s
+        )
+        with contextlib.suppress(Exception):
+            await socket.close(code=code, reason=reason)
+    finally:
+        metrics.connections.labels("lobby_ws").dec()
+
+
+# ---- Server-Sent Events ----------------------------------------------------------
+
+
+async def _sse_events(
+    runtime: LiveRuntime, access: Access, since: int
+) -> AsyncIterator[ServerSentEventMessage]:
+    metrics.connections.labels("sse").inc()
+    conn_id = await runtime.hub.join(access.match_id, str(access.viewer))
+    frames = _open_stream(runtime, access, since).frames()
+    try:
+        async for frame in frames:
+            if frame.version is not None:
+                yield ServerSentEventMessage(data=frame.data.decode(), id=frame.version)
+            elif frame.data.startswith(b'{"kind":"ping"'):
+                yield ServerSentEventMessage(comment="ping")
+            else:
+                yield ServerSentEventMessage(data=frame.data.decode(), event="presence")
+    except Lagging as lag:
+        # EventSource reconnects by itself with Last-Event-ID: exactly a resume.
+        yield ServerSentEventMessage(data=f"since={lag.last_version}", event="lagging")
+    finally:
+        await frames.aclose()
+        await runtime.hub.leave(access.match_id, conn_id)
+        metrics.connections.labels("sse").dec()
+
+
+@get(
+    ["/api/matches/{match_id:str}/stream", "/api/matches/{match_id:str}/events/stream"],
+    operation_id="streamMatchEvents",
+    tags=["live"],
+    security=[],
+)
+async def match_stream(request: Request[Any, Any, Any], match_id: str) -> ServerSentEvent:
+    """Server-Sent Events of a match: ``id`` is the version; ``Last-Event-ID`` resumes.
+
+    Token: ``Authorization: Bearer`` or ``?token=`` (EventSource cannot set headers).
+    """
+    runtime = _runtime(request.app.state)
+    since = parse_since(request.headers.get("last-event-id") or request.query_params.get("since"))
+    token = request.query_params.get("token") or token_from_header(
+        request.headers.get("authorization")
+    )
+    access = await resolve(request.app.state.pool, request.app.state.store, match_id, token)
+    return ServerSentEvent(
+        _sse_events(runtime, access, since),
+        retry_duration=1000,
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _sse_lobby(runtime: LiveRuntime) -> AsyncIterator[ServerSentEventMessage]:
+    metrics.connections.labels("lobby_sse").inc()
+    try:
+        async for data in lobby_frames(runtime.hub):
+            if data.startswith(b'{"kind":"ping"'):
+                yield ServerSentEventMessage(comment="ping")
+            else:
+                yield ServerSentEventMessage(data=data.decode(), event="lobby")
+    finally:
+        metrics.connections.labels("lobby_sse").dec()
+
+
+@get("/api/lobby/stream", operation_id="streamLobby", tags=["live"], security=[])
+async def lobby_stream(request: Request[Any, Any, Any]) -> ServerSentEvent:
+    """Server-Sent Events of the lobby: a summary each time a match starts, scores, ends."""
+    return ServerSentEvent(_sse_lobby(_runtime(request.app.state)), retry_duration=1000)
+
+
+ROUTES = [match_socket, lobby_socket, match_stream, lobby_stream]
+
+__all__ = ["CLOSE_GOING_AWAY", "ROUTES", "LiveRuntime", "start_live"]

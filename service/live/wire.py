@@ -1,0 +1,107 @@
+"""What travels: hints between processes (Redis) and frames to clients.
+
+Hints carry the *full* events (they never leave the servers); a frame carries
+an event only after ``service.engine.redact`` has shaped it for one viewer.
+Encoders and decoders are built once, here.
+"""
+
+from datetime import datetime
+from typing import Any, Final, Literal, TypeAlias
+
+import msgspec
+
+from schemas.cards import Seat
+from schemas.events import Event
+
+# ---- between processes (Redis pub/sub) -------------------------------------
+
+
+class WireEvent(msgspec.Struct, frozen=True, kw_only=True):
+    version: int
+    recorded_at: datetime
+    event: Event
+    actor: str | None = None
+    position: int | None = None
+
+
+class EventsHint(msgspec.Struct, frozen=True, kw_only=True, tag="events", tag_field="kind"):
+    """Events ``first_version..last_version`` of a match were committed."""
+
+    match_id: str
+    first_version: int
+    last_version: int
+    events: tuple[WireEvent, ...] = ()
+
+
+class PresenceHint(msgspec.Struct, frozen=True, kw_only=True, tag="presence", tag_field="kind"):
+    """Someone joined or left a match's watchers: recount from Redis."""
+
+    match_id: str
+
+
+class LobbySummary(msgspec.Struct, frozen=True, kw_only=True, tag="lobby", tag_field="kind"):
+    """Public facts about a match for lobby pages: never a card."""
+
+    match_id: str
+    status: Literal["started", "progress", "finished", "annulled"]
+    version: int
+    ladder_id: str | None = None
+    players: tuple[str, str] | None = None
+    hand: int = 0
+    tokens: tuple[dict[str, int], dict[str, int]] | None = None
+    """Tokens won so far per seat, by kind."""
+    winner: Seat | None = None
+    reason: str | None = None
+
+
+Hint: TypeAlias = EventsHint | PresenceHint | LobbySummary
+
+hint_encoder: Final = msgspec.json.Encoder()
+hint_decoder: Final = msgspec.json.Decoder(Hint)
+
+# ---- to clients -------------------------------------------------------------
+
+
+class EventFrame(msgspec.Struct, frozen=True, kw_only=True, tag="event", tag_field="kind"):
+    version: int
+    entry: Any
+    """A ``schemas.views.LogEntry``: the event as this viewer may see it."""
+
+
+class PresenceFrame(msgspec.Struct, frozen=True, kw_only=True, tag="presence", tag_field="kind"):
+    players: tuple[bool, bool]
+    """Is each seat's player connected (to any process)?"""
+    spectators: int
+    """How many spectator connections watch this match."""
+
+
+class PingFrame(msgspec.Struct, frozen=True, kw_only=True, tag="ping", tag_field="kind"):
+    version: int
+    """The last event version this connection has been sent (for resume)."""
+
+
+class LobbyFrame(msgspec.Struct, frozen=True, kw_only=True, tag="lobby", tag_field="kind"):
+    summary: LobbySummary
+
+
+class Hello(msgspec.Struct, frozen=True, kw_only=True, tag="hello", tag_field="kind"):
+    """The optional first client message of a WebSocket: who is watching."""
+
+    token: str | None = None
+
+
+frame_encoder: Final = msgspec.json.Encoder()
+hello_decoder: Final = msgspec.json.Decoder(Hello)
+
+# ---- WebSocket close codes (4xxx mirror HTTP statuses) ----------------------
+
+CLOSE_BAD_REQUEST: Final = 4400
+"""``since`` is not a version number, or the first message is not a hello."""
+CLOSE_UNAUTHORIZED: Final = 4401
+"""The token names no player."""
+CLOSE_NOT_FOUND: Final = 4404
+"""No match with this id."""
+CLOSE_LAGGING: Final = 4429
+"""The client fell too far behind: reconnect with ``since`` = the last version it got."""
+CLOSE_GOING_AWAY: Final = 1001
+"""The server is shutting down: reconnect (to any process) with ``since``."""
