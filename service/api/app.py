@@ -46,6 +46,7 @@ ROUTES: list[str] = [
     "service.api.ladders:ROUTES",
     "service.api.pairing:ROUTES",
     "service.api.match_routes:ROUTES",
+    "service.web.routes:ROUTES",
 ]
 """Route handlers mounted on every app, as ``"module:attribute"``."""
 

@@ -1,0 +1,78 @@
+"""Routes of the web client: the page addresses and ``/static/...``.
+
+Every page returns the same small HTML shell; ``static/main.js`` reads the
+address (``/``, ``/play/{id}``, ``/watch/{id}``, ``/replay/{id}?frame=N``) and
+draws that page from the JSON API, so the server keeps no page state.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Final
+
+from litestar import Response, Router, get
+from litestar.datastructures import CacheControlHeader
+from litestar.static_files import create_static_files_router
+
+STATIC_DIR: Final = Path(__file__).parent / "static"
+
+# The assets are small and change with each release: let the browser revalidate
+# (ETag / Last-Modified) rather than serve a stale module next to a new one.
+_REVALIDATE: Final = CacheControlHeader(no_cache=True)
+
+
+@cache
+def _shell() -> bytes:
+    return (STATIC_DIR / "index.html").read_bytes()
+
+
+def _page() -> Response[bytes]:
+    return Response(
+        _shell(),
+        media_type="text/html; charset=utf-8",
+        headers={"Cache-Control": _REVALIDATE.to_header()},
+    )
+
+
+@get("/", include_in_schema=False, sync_to_thread=False)
+def lobby_page() -> Response[bytes]:
+    """Ladders, leaderboards, live and finished matches, sign-in."""
+    return _page()
+
+
+@get("/play/{match_id:str}", include_in_schema=False, sync_to_thread=False)
+def play_page(match_id: str) -> Response[bytes]:
+    """A seat's table: hand, targets, pass and keep."""
+    return _page()
+
+
+@get("/watch/{match_id:str}", include_in_schema=False, sync_to_thread=False)
+def watch_page(match_id: str) -> Response[bytes]:
+    """The same table with public information only, live."""
+    return _page()
+
+
+@get("/replay/{match_id:str}", include_in_schema=False, sync_to_thread=False)
+def replay_page(match_id: str) -> Response[bytes]:
+    """A finished match, frame by frame (``?frame=N`` links one frame)."""
+    return _page()
+
+
+static_files = create_static_files_router(
+    path="/static",
+    directories=[STATIC_DIR],
+    cache_control=_REVALIDATE,
+    include_in_schema=False,
+    name="web-static",
+)
+
+ROUTES: Final = [
+    Router(
+        path="/",
+        route_handlers=[lobby_page, play_page, watch_page, replay_page, static_files],
+        include_in_schema=False,
+        security=[],
+    )
+]
+"""Mounted by ``service.api.app`` (its ``ROUTES`` plug-in list)."""

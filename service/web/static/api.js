@@ -1,0 +1,59 @@
+// The JSON API: bearer token from localStorage, problem+json errors as ApiError.
+const KEY = "matcha.token";
+const ME = "matcha.me";
+
+export class ApiError extends Error {
+  constructor(status, code, detail) {
+    super(detail);
+    this.status = status;
+    this.code = code;
+    this.detail = detail;
+  }
+}
+
+export const auth = {
+  get token() { return localStorage.getItem(KEY) || ""; },
+  get me() { try { return JSON.parse(localStorage.getItem(ME) || "null"); } catch { return null; } },
+  save(token, me) {
+    localStorage.setItem(KEY, token);
+    localStorage.setItem(ME, JSON.stringify(me));
+  },
+  clear() { localStorage.removeItem(KEY); localStorage.removeItem(ME); },
+};
+
+/** fetch JSON; `anonymous` leaves the token out (the watch page shows public information only). */
+export async function api(path, { method = "GET", body, anonymous = false } = {}) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (auth.token && !anonymous) headers.Authorization = `Bearer ${auth.token}`;
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, "offline", "The service cannot be reached; check your connection.");
+  }
+  const text = await res.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch { data = text; }
+  if (!res.ok) {
+    const detail = (data && data.detail) || `${res.status} ${res.statusText}`;
+    throw new ApiError(res.status, (data && data.code) || "http_error", detail);
+  }
+  return data;
+}
+
+/** Register `name`; keep its token. */
+export async function signUp(name) {
+  const reg = await api("/api/players", { method: "POST", body: { name }, anonymous: true });
+  auth.save(reg.token, { id: reg.id, name: reg.name });
+  return reg;
+}
+
+/** Check a pasted token with /api/me; keep it if the service knows it. */
+export async function signIn(token) {
+  const res = await fetch("/api/me", { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" } });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new ApiError(res.status, data.code || "unauthorized", data.detail || "This token is not valid.");
+  auth.save(token, { id: data.id, name: data.name });
+  return data;
+}

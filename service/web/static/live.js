@@ -1,0 +1,85 @@
+// Follow a match live: the WebSocket first; if it cannot open, SSE; if that
+// fails too, polling. Frames are deduplicated by version, and a reconnect
+// resumes from the last version seen, so nothing is missed or doubled.
+
+/**
+ * follow(matchId, {since, token, onEvent(frame), onPresence(frame), onPoll(), onState(text)})
+ * Returns a function that stops following.
+ */
+export function follow(matchId, opts) {
+  let last = opts.since || 0;
+  let stopped = false;
+  let ws = null;
+  let es = null;
+  let timer = 0;
+  let failures = 0;
+  const base = `/api/matches/${encodeURIComponent(matchId)}`;
+  const state = (t) => opts.onState && opts.onState(t);
+
+  function frame(data) {
+    let f;
+    try { f = JSON.parse(data); } catch { return; }
+    if (f.kind === "event") {
+      if (f.version <= last) return;
+      last = f.version;
+      opts.onEvent(f);
+    } else if (f.kind === "presence") {
+      opts.onPresence && opts.onPresence(f);
+    } else if (f.kind === "ping" && f.version > last) {
+      opts.onPoll && opts.onPoll();   // we missed something: read the view again
+    }
+  }
+
+  function socket() {
+    const q = new URLSearchParams({ since: String(last) });
+    if (opts.token) q.set("token", opts.token);
+    const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${base}/ws?${q}`;
+    let opened = false;
+    ws = new WebSocket(url);
+    ws.onopen = () => {
+      opened = true;
+      failures = 0;
+      // An anonymous spectator says hello at once rather than wait for the server's timeout.
+      if (!opts.token) ws.send(JSON.stringify({ kind: "hello" }));
+      state("live");
+    };
+    ws.onmessage = (m) => frame(m.data);
+    ws.onclose = (e) => {
+      ws = null;
+      if (stopped) return;
+      if ([4400, 4401, 4403, 4404].includes(e.code)) { state(`closed (${e.code})`); poll(); return; }
+      failures += opened ? 0 : 1;
+      state("reconnecting…");
+      if (failures >= 3) { sse(); return; }
+      timer = setTimeout(socket, Math.min(4000, 300 * 2 ** failures));
+    };
+  }
+
+  function sse() {
+    if (!window.EventSource) { poll(); return; }
+    const q = new URLSearchParams({ since: String(last) });
+    if (opts.token) q.set("token", opts.token);
+    es = new EventSource(`${base}/stream?${q}`);
+    const on = (m) => frame(m.data);
+    for (const name of ["message", "event", "presence", "ping"]) es.addEventListener(name, on);
+    es.onopen = () => state("live (SSE)");
+    es.onerror = () => {
+      if (es.readyState === EventSource.CLOSED) { es = null; poll(); }
+    };
+  }
+
+  function poll() {
+    if (stopped) return;
+    state("updating every 2 s");
+    opts.onPoll && opts.onPoll();
+    timer = setTimeout(poll, 2000);
+  }
+
+  socket();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    if (ws) ws.close(1000);
+    if (es) es.close();
+  };
+}

@@ -1,0 +1,148 @@
+// The lobby: sign in, ladders and their leaderboards, live and finished matches.
+import { api, ApiError, auth, signIn, signUp } from "./api.js";
+import { h, toast } from "./dom.js";
+import { token } from "./cards.js";
+import { ratingChart } from "./chart.js";
+import { learn, learnLadder, nameOf } from "./names.js";
+
+const enc = encodeURIComponent;
+const fail = (e) => toast(e instanceof ApiError ? e.detail : String(e), "error");
+
+function signInPanel(onDone) {
+  const me = auth.me;
+  if (me) {
+    const box = h("p", { class: "token-box", hidden: true, id: "my-token" }, auth.token);
+    return h("section", { class: "panel", id: "sign-in", "aria-label": "Your account" },
+      h("p", {}, "Signed in as ", h("b", {}, me.name), ". Your token signs you in on another device: ",
+        h("button", { class: "btn", type: "button", onclick: () => { box.hidden = !box.hidden; } }, "Show / hide my token")),
+      box);
+  }
+  const name = h("input", { id: "reg-name", name: "name", required: true, maxlength: 64, autocomplete: "nickname" });
+  const pasted = h("input", { id: "paste-token", name: "token", required: true, autocomplete: "off", spellcheck: "false" });
+  const done = (what) => { toast(what); onDone(); };
+  return h("section", { class: "panel", id: "sign-in", "aria-labelledby": "sign-in-h" },
+    h("h2", { id: "sign-in-h" }, "Sign in"),
+    h("form", { class: "row", onsubmit: async (e) => {
+      e.preventDefault();
+      try { await signUp(name.value.trim()); done("Registered: your token is kept in this browser."); } catch (err) { fail(err); }
+    } }, h("label", { for: "reg-name" }, "New player name"), name, h("button", { class: "btn primary", type: "submit" }, "Register")),
+    h("form", { class: "row", onsubmit: async (e) => {
+      e.preventDefault();
+      try { await signIn(pasted.value.trim()); done("Signed in."); } catch (err) { fail(err); }
+    } }, h("label", { for: "paste-token" }, "…or paste your token"), pasted, h("button", { class: "btn", type: "submit" }, "Sign in")));
+}
+
+async function history(ladderId, playerId) {
+  try {
+    const data = await api(`/api/ladders/${enc(ladderId)}/players/${enc(playerId)}/ratings`, { anonymous: true });
+    const rows = Array.isArray(data) ? data : data.history || data.ratings || data.points || [];
+    return rows.map((r) => (typeof r === "number" ? r : r.rating ?? r.rating_after ?? r.after)).filter((r) => typeof r === "number");
+  } catch {
+    return [];
+  }
+}
+
+async function ladderSection(ladder) {
+  await learnLadder(ladder.id);
+  let board = null;
+  try {
+    const data = await api(`/api/ladders/${enc(ladder.id)}/leaderboard`, { anonymous: true });
+    board = Array.isArray(data) ? data : data.entries || data.players || data.leaderboard || [];
+  } catch { board = null; }
+  const me = auth.me;
+  const join = me ? h("button", { class: "btn", type: "button", onclick: async () => {
+    try { await api(`/api/ladders/${enc(ladder.id)}/members`, { method: "POST" }); toast(`You joined ${ladder.name}.`); } catch (e) { fail(e); }
+  } }, "Join") : null;
+  const rows = (board || []).map((p, i) => {
+    const pid = p.player_id || p.id;
+    if (p.name) learn(pid, p.name);
+    const cell = h("td", {}, ratingChart([]));
+    history(ladder.id, pid).then((pts) => cell.replaceChildren(ratingChart(pts)));
+    return h("tr", { "data-player": pid },
+      h("td", {}, p.rank ?? i + 1), h("td", {}, p.name || nameOf(pid)),
+      h("td", {}, Math.round(p.rating ?? 0)), h("td", {}, p.games ?? p.matches ?? ""), cell);
+  });
+  return h("section", { class: "panel ladder", "data-ladder": ladder.id, "aria-label": `Ladder ${ladder.name}` },
+    h("div", { class: "row" }, h("h2", {}, ladder.name), h("span", { class: "badge" }, ladder.ruleset), join),
+    board === null
+      ? h("p", { class: "muted" }, "The leaderboard is not available yet.")
+      : rows.length
+        ? h("table", { class: "list" }, h("thead", {}, h("tr", {}, ["#", "Player", "Rating", "Games", "History"].map((t) => h("th", { scope: "col" }, t)))),
+          h("tbody", {}, rows))
+        : h("p", { class: "muted" }, "No rated players yet."));
+}
+
+function scores(summary) {
+  return summary.tokens.map((t, seat) => h("span", { class: "scores", "data-seat": seat },
+    ["matcha", "chawan", "water", "chashaku", "chasen"].map((k) => token(k, t[k] || 0))));
+}
+
+function matchRow(s) {
+  const me = auth.me;
+  const mine = me && s.players.includes(me.id);
+  const [a, b] = s.players.map(nameOf);
+  const link = s.status === "live"
+    ? [mine ? h("a", { class: "btn primary", href: `/play/${s.match_id}` }, "Play") : null, " ",
+      h("a", { class: "btn", href: `/watch/${s.match_id}` }, "Watch")]
+    : h("a", { class: "btn", href: `/replay/${s.match_id}` }, "Replay");
+  const result = s.status === "finished"
+    ? (s.winner === null || s.winner === undefined ? "draw" : `${s.players.map(nameOf)[s.winner]} won`)
+    : s.status === "annulled" ? "annulled" : `hand ${s.hand}`;
+  const [sa, sb] = scores(s);
+  return h("tr", { "data-match": s.match_id, "data-status": s.status },
+    h("td", {}, a, h("br"), sa), h("td", {}, b, h("br"), sb), h("td", { class: "res" }, result), h("td", {}, link));
+}
+
+function matchTable(id, list, empty) {
+  return list.length
+    ? h("table", { class: "list", id }, h("thead", {}, h("tr", {}, ["Seat 0", "Seat 1", "", ""].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, list.map(matchRow)))
+    : h("p", { class: "muted", id }, empty);
+}
+
+export async function lobbyPage(root, account) {
+  const draw = async () => {
+    const [ladders, live, finished] = await Promise.all([
+      api("/api/ladders", { anonymous: true }).catch((e) => { fail(e); return []; }),
+      api("/api/matches?status=live&limit=50", { anonymous: true }).catch(() => []),
+      api("/api/matches?status=finished&limit=30", { anonymous: true }).catch(() => []),
+    ]);
+    const sections = await Promise.all(ladders.map(ladderSection));
+    const byId = new Map(live.map((s) => [s.match_id, s]));
+    const me = auth.me;
+    const mine = me ? live.filter((s) => s.players.includes(me.id)) : [];
+    root.replaceChildren(
+      h("h1", {}, "Matcha lobby"),
+      signInPanel(() => { account(); draw(); }),
+      mine.length ? h("section", { class: "panel", id: "my-matches" }, h("h2", {}, "Your matches"), matchTable("mine", mine, "")) : null,
+      h("h2", {}, "Live matches ", h("small", { class: "muted", id: "lobby-live" }, "")),
+      matchTable("live", live, "No match is being played right now."),
+      h("h2", {}, "Finished matches"),
+      matchTable("finished", finished, "No finished match yet."),
+      h("h2", {}, "Ladders"),
+      sections.length ? sections : h("p", { class: "muted" }, "No ladders yet."));
+    return byId;
+  };
+  let live = await draw();
+
+  // Scores update live from the lobby stream; a match that starts or ends redraws the lists.
+  if (!window.EventSource) return;
+  const es = new EventSource("/api/lobby/stream");
+  const onFrame = async (m) => {
+    let f;
+    try { f = JSON.parse(m.data); } catch { return; }
+    const s = f.summary || f;
+    if (!s.match_id) return;
+    const row = document.querySelector(`#live tr[data-match="${CSS.escape(s.match_id)}"]`);
+    if (s.status === "progress" && row && s.tokens) {
+      const known = live.get(s.match_id);
+      const next = { ...known, ...s, status: "live" };
+      live.set(s.match_id, next);
+      row.replaceWith(matchRow(next));
+    } else {
+      live = await draw();
+    }
+  };
+  for (const name of ["message", "lobby"]) es.addEventListener(name, onFrame);
+  es.onopen = () => { const el = document.getElementById("lobby-live"); if (el) el.textContent = "(updating live)"; };
+}

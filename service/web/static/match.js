@@ -1,0 +1,212 @@
+// The play and watch pages: one table, kept live. "play" sends the token and
+// lets the seat act; "watch" never sends it, so it shows public information only.
+import { api, ApiError, auth } from "./api.js";
+import { $, h, toast } from "./dom.js";
+import { back, card } from "./cards.js";
+import { explainEnd, explainReveal } from "./explain.js";
+import { follow } from "./live.js";
+import { learnMatch, nameOf } from "./names.js";
+import { bottomSeat, canPass, legalPlays, renderTable, seatName, status } from "./table.js";
+
+/** One line per event for the log; never more than the entry shows this viewer. */
+export function describe(ev, view) {
+  const who = (s) => seatName(view, s);
+  switch (ev.type) {
+    case "match_created": return "The match was created.";
+    case "hand_dealt": return `Hand ${ev.hand} dealt; ${who(ev.dealer)} ${view.viewer === ev.dealer ? "deal" : "deals"}.`;
+    case "card_played":
+      return `${who(ev.seat)} played ${ev.card ? ev.card + " " : "a card "}face down beside the round ${ev.round} ${ev.target} target.`;
+    case "passed": return `${who(ev.seat)} passed${ev.automatic ? " (no legal play)" : ""}.`;
+    case "round_revealed": return `Round ${ev.round} revealed.`;
+    case "hand_ended": return `Hand ${ev.hand} ended: nobody has won yet.`;
+    case "cards_kept": return `${who(ev.seat)} kept ${ev.cards ? ev.cards.join(" ") || "no cards" : `${ev.count} card${ev.count === 1 ? "" : "s"}`}.`;
+    case "match_ended": return "The match ended.";
+    case "match_annulled": return "The match was annulled.";
+    default: return ev.type.replace(/_/g, " ");
+  }
+}
+
+/** The reveal of one round, drawn as cards turning over, with its outcome in words. */
+export function revealPanel(reveal, view) {
+  const low = bottomSeat(view);
+  const lines = explainReveal(reveal, view, nameOf);
+  const side = (o, seat) =>
+    o.cards[seat] ? card(o.cards[seat], { small: true })
+      : o.placed[seat] ? back("face-down card, never shown", true) : h("span", { class: "muted" }, "—");
+  return h("section", { class: "panel reveal", "data-key": `${reveal.hand}:${reveal.round}`, "aria-live": "polite",
+    "aria-label": `Reveal of hand ${reveal.hand}, round ${reveal.round}` },
+  h("h2", {}, `Hand ${reveal.hand}, round ${reveal.round} revealed`),
+  h("div", { class: "flip" }, reveal.outcomes.map((o) => h("div", { class: "duel", "data-target": o.target },
+    h("small", {}, `${o.target} · tea ${o.tea_card}`), side(o, low), side(o, 1 - low)))),
+  lines.map((t) => h("p", { class: "why" }, t)));
+}
+
+export async function matchPage(root, matchId, mode) {
+  const token = mode === "play" ? auth.token : "";
+  const ui = { interactive: mode === "play", selected: null, keep: new Set(), presence: null };
+  let view = null;
+  let busy = false;
+  let reveal = null;
+  const seen = new Set();
+  const log = [];
+  let resignArmed = false;
+  let message = "";          // the last refusal, in the service's own words
+  let liveState = "connecting…";
+  const reveals = [];
+
+  const get = () => api(`/api/matches/${encodeURIComponent(matchId)}`, { anonymous: mode !== "play" });
+
+  function noteReveal(r) {
+    if (!r) return;
+    const key = `${r.hand}:${r.round}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    reveal = r;
+    reveals.push({ key, text: `Hand ${r.hand}, round ${r.round}: ${explainReveal(r, view, nameOf).join(" ")}` });
+  }
+
+  function setView(v) {
+    if (view && v.version < view.version) return;
+    const hand = view ? view.hand : v.hand;
+    view = v;
+    if (v.hand !== hand) ui.selected = null;
+    if (!v.must_keep) ui.keep.clear();
+    if (ui.selected && !legalPlays(v)[ui.selected]) ui.selected = null;
+    noteReveal(v.last_reveal);
+    draw();
+  }
+
+  let inflight = null;
+  let again = false;
+  async function refresh() {
+    if (inflight) { again = true; return; }
+    inflight = get().then(setView).catch((e) => toast(e.detail || String(e), "error"));
+    await inflight;
+    inflight = null;
+    if (again) { again = false; refresh(); }
+  }
+
+  async function send(path, body) {
+    if (busy) return;
+    busy = true;
+    try {
+      const res = await api(`/api/matches/${encodeURIComponent(matchId)}/${path}`, {
+        method: "POST", body: { ...body, expected_version: view.version } });
+      ui.selected = null;
+      message = "";
+      setView(res.view);
+    } catch (e) {
+      const detail = e instanceof ApiError ? e.detail : String(e);
+      message = detail;
+      toast(detail, "error");
+      refresh();
+    } finally {
+      busy = false;
+      draw();
+    }
+  }
+
+  ui.onCard = (c) => {
+    if (view.must_keep) {
+      if (ui.keep.has(c)) ui.keep.delete(c); else ui.keep.add(c);
+      draw();
+      return;
+    }
+    ui.selected = ui.selected === c ? null : c;
+    draw();
+    const first = root.querySelector("button.target");
+    if (ui.selected && first) first.focus();
+  };
+  ui.onTarget = (round, target) => send("play", { card: ui.selected, target });
+
+  function actions() {
+    if (mode !== "play" || !view || typeof view.viewer !== "number" || view.phase === "ended") return null;
+    if (view.must_keep) {
+      const hand = view.seats[view.viewer].hand || [];
+      return h("div", { class: "actions panel", id: "keep-panel" },
+        h("p", {}, "Nobody won this hand. Choose the cards to keep for the next hand (click them), then confirm."),
+        h("button", { class: "btn primary", id: "keep", type: "button", disabled: busy,
+          onclick: () => send("keep", { cards: hand.filter((c) => ui.keep.has(c)) }) },
+        `Keep ${ui.keep.size} card${ui.keep.size === 1 ? "" : "s"}`),
+        h("button", { class: "btn", type: "button", onclick: () => { hand.forEach((c) => ui.keep.add(c)); draw(); } }, "Select all"),
+        h("button", { class: "btn", type: "button", onclick: () => { ui.keep.clear(); draw(); } }, "Select none"));
+    }
+    const mine = view.to_move === view.viewer && view.phase === "playing";
+    return h("div", { class: "actions" },
+      h("span", { class: "muted", id: "hint" },
+        !mine ? "Waiting for the other player…"
+          : ui.selected ? `Now choose a target for ${ui.selected} (highlighted), or click it again to cancel.`
+            : "Your turn: pick a card from your hand, then a target — or pass."),
+      h("button", { class: "btn", id: "pass", type: "button", disabled: busy || !canPass(view),
+        onclick: () => send("pass", {}) }, "Pass"),
+      h("button", { class: "btn danger", id: "resign", type: "button", disabled: busy,
+        onclick: () => {
+          if (!resignArmed) { resignArmed = true; draw(); setTimeout(() => { resignArmed = false; draw(); }, 4000); return; }
+          resignArmed = false;
+          send("resign", {});
+        } }, resignArmed ? "Really resign?" : "Resign"));
+  }
+
+  function draw() {
+    if (!view) return;
+    const focus = document.activeElement;
+    const key = focus && (focus.id || (focus.dataset && (focus.dataset.card || (focus.dataset.target && `${focus.dataset.round}${focus.dataset.target}`))));
+    ui.plays = mode === "play" ? legalPlays(view) : {};
+    ui.keeping = !!view.must_keep;
+    const ended = view.result ? h("p", { class: "result", id: "result", "data-winner": view.result.winner ?? "none",
+      "data-reason": view.result.reason || "" }, explainEnd(view, nameOf)) : null;
+    const notSeat = mode === "play" && typeof view.viewer !== "number"
+      ? h("p", { class: "panel" }, "You do not hold a seat in this match. ", h("a", { href: `/watch/${matchId}` }, "Watch it instead"), ".")
+      : null;
+    root.replaceChildren(
+      h("div", { class: "row" },
+        h("h1", {}, mode === "play" ? "Play" : "Watch", " ", h("small", { class: "muted" }, `match ${matchId.slice(0, 8)}`)),
+        h("span", { class: "muted", id: "live-state" }, liveState),
+        mode === "watch" ? h("span", { class: "badge", id: "spectators", "data-count": ui.presence ? ui.presence.spectators : "" },
+          ui.presence ? `${ui.presence.spectators} watching` : "") : null,
+        view.phase === "ended" ? h("a", { class: "btn", href: `/replay/${matchId}` }, "Replay") : null),
+      notSeat,
+      h("p", { class: "status", id: "status", "aria-live": "polite" }, status(view)),
+      ended,
+      h("p", { id: "message", class: "message", role: "alert" }, message),
+      actions(),
+      renderTable(view, ui),
+      reveal ? revealPanel(reveal, view) : null,
+      h("h2", {}, "Reveals"),
+      h("ol", { class: "log", id: "reveals" }, reveals.map((r) => h("li", { "data-key": r.key }, r.text))),
+      h("details", {}, h("summary", {}, "Match log"),
+        h("ol", { class: "log", id: "log" }, log.slice(-60).map((t) => h("li", {}, t)))));
+    if (key) {
+      const again = root.querySelector(`#${CSS.escape(key)}`) || root.querySelector(`[data-card="${CSS.escape(key)}"]:is(button)`)
+        || root.querySelector(`button.target[data-round="${key[0]}"][data-target="${key.slice(1)}"]`);
+      if (again && !again.disabled) again.focus();
+    }
+  }
+
+  root.replaceChildren(h("p", { class: "muted" }, "Loading the match…"));
+  try {
+    view = await get();
+  } catch (e) {
+    root.replaceChildren(h("p", { class: "panel" }, e.detail || String(e)));
+    if (e.status === 401) auth.clear();
+    return;
+  }
+  await learnMatch(matchId, view.seats.map((s) => s.player));
+  setView(view);
+
+  follow(matchId, {
+    since: view.version,
+    token,
+    onEvent: (f) => {
+      const ev = f.entry && f.entry.event;
+      if (ev) {
+        log.push(describe(ev, view));
+        if (ev.type === "round_revealed") noteReveal(ev);
+      }
+      if (!view || f.version > view.version) refresh(); else draw();
+    },
+    onPresence: (p) => { ui.presence = p; draw(); },
+    onPoll: refresh,
+    onState: (t) => { liveState = t; const el = $("#live-state"); if (el) el.textContent = t; },
+  });
+}

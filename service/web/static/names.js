@@ -1,0 +1,34 @@
+// Player ids to names. Views carry ids only; ladder member lists and
+// leaderboards teach us names as we meet them, kept for the session.
+import { api, auth } from "./api.js";
+
+const cache = new Map(JSON.parse(sessionStorage.getItem("matcha.names") || "[]"));
+
+export function learn(id, name) {
+  if (!id || !name || cache.get(id) === name) return;
+  cache.set(id, name);
+  sessionStorage.setItem("matcha.names", JSON.stringify([...cache]));
+}
+
+export const nameOf = (id) => cache.get(id) || (id ? `player ${String(id).slice(0, 6)}` : "?");
+
+/** Learn the members of a ladder (best effort). */
+export async function learnLadder(ladderId) {
+  if (!ladderId) return;
+  try {
+    for (const m of await api(`/api/ladders/${encodeURIComponent(ladderId)}/members`, { anonymous: true })) {
+      learn(m.player_id, m.name);
+    }
+  } catch { /* names stay short ids */ }
+}
+
+/** Learn the names of a match's players through its ladder (the first event names it). */
+export async function learnMatch(matchId, ids) {
+  const me = auth.me;
+  if (me) learn(me.id, me.name);
+  if (ids.every((id) => cache.has(id))) return;
+  try {
+    const [first] = await api(`/api/matches/${encodeURIComponent(matchId)}/events?after=0&limit=1`, { anonymous: true });
+    await learnLadder(first && first.event && first.event.ladder_id);
+  } catch { /* names stay short ids */ }
+}
