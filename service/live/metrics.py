@@ -1,6 +1,9 @@
 """Prometheus metrics of live play (exposed wherever the API serves /metrics)."""
 
-from prometheus_client import Counter, Gauge
+from prometheus_client import Counter
+
+# The open-streams gauge belongs to ops (it sums it across processes).
+from service.ops.metrics import live_connections as connections  # noqa: F401
 
 publish_failures = Counter(
     "matcha_live_publish_failures_total",
@@ -8,7 +11,6 @@ publish_failures = Counter(
     ["channel"],
 )
 published = Counter("matcha_live_published_total", "Hints published after a commit.", ["channel"])
-connections = Gauge("matcha_live_connections", "Open live connections in this process.", ["kind"])
 lagging = Counter(
     "matcha_live_lagging_disconnects_total", "Connections closed for falling too far behind."
 )

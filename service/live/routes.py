@@ -173,7 +173,7 @@ async def match_socket(socket: WebSocket[Any, Any, Any], match_id: str) -> None:
     """Live events of a match, redacted for the caller. See docs/live.md."""
     runtime = _runtime(socket.app.state)
     await socket.accept()
-    metrics.connections.labels("ws").inc()
+    metrics.connections.inc()
     try:
         try:
             since = parse_since(socket.query_params.get("since"))
@@ -199,7 +199,7 @@ async def match_socket(socket: WebSocket[Any, Any, Any], match_id: str) -> None:
         with contextlib.suppress(Exception):
             await socket.close(code=code, reason=reason)
     finally:
-        metrics.connections.labels("ws").dec()
+        metrics.connections.dec()
 
 
 @websocket("/api/lobby/ws", name="live_lobby_ws")
@@ -207,7 +207,7 @@ async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
     """Lobby summaries (matches started, finished, scores) as they happen."""
     runtime = _runtime(socket.app.state)
     await socket.accept()
-    metrics.connections.labels("lobby_ws").inc()
+    metrics.connections.inc()
     try:
         code, reason = await _serve_socket(
             socket, lobby_frames(runtime.hub), runtime.hub.settings.send_timeout_s
@@ -215,7 +215,7 @@ async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
         with contextlib.suppress(Exception):
             await socket.close(code=code, reason=reason)
     finally:
-        metrics.connections.labels("lobby_ws").dec()
+        metrics.connections.dec()
 
 
 # ---- Server-Sent Events ----------------------------------------------------------
@@ -224,7 +224,7 @@ async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
 async def _sse_events(
     runtime: LiveRuntime, access: Access, since: int
 ) -> AsyncIterator[ServerSentEventMessage]:
-    metrics.connections.labels("sse").inc()
+    metrics.connections.inc()
     conn_id = await runtime.hub.join(access.match_id, str(access.viewer))
     frames = _open_stream(runtime, access, since).frames()
     try:
@@ -241,7 +241,7 @@ async def _sse_events(
     finally:
         await frames.aclose()
         await runtime.hub.leave(access.match_id, conn_id)
-        metrics.connections.labels("sse").dec()
+        metrics.connections.dec()
 
 
 @get(
@@ -269,7 +269,7 @@ async def match_stream(request: Request[Any, Any, Any], match_id: str) -> Server
 
 
 async def _sse_lobby(runtime: LiveRuntime) -> AsyncIterator[ServerSentEventMessage]:
-    metrics.connections.labels("lobby_sse").inc()
+    metrics.connections.inc()
     try:
         async for data in lobby_frames(runtime.hub):
             if data.startswith(b'{"kind":"ping"'):
@@ -277,7 +277,7 @@ async def _sse_lobby(runtime: LiveRuntime) -> AsyncIterator[ServerSentEventMessa
             else:
                 yield ServerSentEventMessage(data=data.decode(), event="lobby")
     finally:
-        metrics.connections.labels("lobby_sse").dec()
+        metrics.connections.dec()
 
 
 @get("/api/lobby/stream", operation_id="streamLobby", tags=["live"], security=[])
