@@ -133,6 +133,28 @@ def _differs(row: RawRow, expected: Event) -> Finding | None:
 SeedSource = Literal["revealed", "stored"]
 
 
+def version_gap(rows: Sequence[RawRow]) -> Finding | None:
+    """The first version missing from (or doubled in) the log: a deleted or an added row."""
+    expected = 1
+    for row in rows:
+        if row.version == expected:
+            expected += 1
+            continue
+        if row.version < expected:
+            return Finding(
+                version=row.version,
+                event_type=row.type,
+                problem=f"version {row.version} appears twice in the log",
+                logged=row.data,
+            )
+        return Finding(
+            version=expected,
+            problem=f"version {expected} is missing: the log jumps from version "
+            f"{expected - 1} to {row.version}",
+        )
+    return None
+
+
 def refold(
     rows: Sequence[RawRow],
     seed: str | None,
@@ -184,7 +206,14 @@ def refold(
     commands = 0
     compared = 0
 
+    gap = version_gap(rows)
+
     def result(finding: Finding | None, note: str | None = None) -> RefoldCheck:
+        # A missing version explains every difference after it, so it is named first.
+        if gap is not None and (
+            finding is None or finding.version is None or gap.version <= finding.version
+        ):
+            finding = gap
         if finding is not None:
             finding = msgspec.structs.replace(
                 finding, logged=hide(finding.logged), expected=hide(finding.expected)
