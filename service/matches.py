@@ -13,22 +13,24 @@ One command, end to end (docs/architecture.md):
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import secrets
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from schemas.cards import Card, Seat, Target
 from schemas.commands import KeepCards, Pass, PlayCard, Resign, SeatCommand, StartMatch
-from schemas.events import MatchCreated
+from schemas.events import Event, MatchCreated
 from schemas.rules import RULESETS
 from schemas.views import MatchView
 from service.api.auth import Player, new_id
 from service.api.summaries import rebuild_match_summaries, save_summary, summarise
-from service.engine import decide, evolve, fold, initial_state, view
-from service.errors import Forbidden, NotFound, VersionConflict
+from service.engine import State, decide, fold, initial_state, step, view
+from service.errors import Conflict, Forbidden, NotFound, RuleError, VersionConflict
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -50,6 +52,8 @@ __all__ = [
 
 AfterCommitHook = Callable[[str, "list[StoredEvent]"], Awaitable[None]]
 """``await hook(match_id, stored_events)`` after a command's events committed."""
+
+SEED_CACHE_SIZE = 10_000
 
 RETRIES_WITHOUT_EXPECTED_VERSION = 3
 """A client that sent no expected version accepts whatever state is current, so
@@ -116,13 +120,43 @@ def seat_of(created: MatchCreated, player_id: str) -> Seat | None:
 
 
 class MatchService:
+    """Starts matches and runs seat commands; ``after_commit`` hooks are
+    registered by other parts at app start (``app.state.matches``)."""
+
     def __init__(self, pool: AsyncConnectionPool, store: EventStore) -> None:
         self.pool = pool
         self.store = store
         self.after_commit: list[AfterCommitHook] = []
+        # A match's seed never changes once stored, so remembering it is safe
+        # (bounded; an entry evicted is simply read again).
+        self._seeds: OrderedDict[str, str | None] = OrderedDict()
+
+    async def seed_of(self, match_id: str) -> str | None:
+        if match_id in self._seeds:
+            self._seeds.move_to_end(match_id)
+            return self._seeds[match_id]
+        seed = await self.store.load_seed(match_id)
+        if seed is not None:
+            self._seeds[match_id] = seed
+            while len(self._seeds) > SEED_CACHE_SIZE:
+                self._seeds.popitem(last=False)
+        return seed
+
+    async def load(self, match_id: str) -> tuple[list[StoredEvent], State]:
+        """The match's stored events and their fold; ``NotFound`` for an unknown match."""
+        events = await self.store.load(match_id)
+        if not events:
+            raise NotFound("No match has this id.")
+        seed = await self.seed_of(match_id)
+        return events, fold([e.event for e in events], seed)
 
     async def start(
-        self, *, players: tuple[str, str], ruleset: str, ladder_id: str | None
+        self,
+        *,
+        players: tuple[str, str],
+        ruleset: str,
+        ladder_id: str | None,
+        actor: str = "system",
     ) -> StartedMatch:
         """Create a match: a fresh secret seed, a random first dealer, the first deal."""
         match_id = new_id()
@@ -137,9 +171,10 @@ class MatchService:
             ladder_id=ladder_id,
         )
         events = decide(initial_state(seed), command)
-        stored = await self.store.append(match_id, 0, events, seed=seed)
-        await self._project(match_id, events)
-        await self._after_commit(match_id, stored)
+        await self.store.append(match_id, 0, events, actor=actor, seed=seed)
+        self._seeds[match_id] = seed
+        await self._project(events)
+        await self._after_commit(match_id, 0)
         return StartedMatch(
             match_id=match_id,
             ladder_id=ladder_id,
@@ -176,38 +211,96 @@ class MatchService:
         expected_version: int | None,
         idempotency_key: str | None,
     ) -> CommandResult:
-        events = await self.store.load(match_id)
-        if not events:
-            raise NotFound("No match has this id.")
+        events, state = await self.load(match_id)
         created = events[0].event
         assert isinstance(created, MatchCreated)
         seat = seat_of(created, player.id)
         if seat is None:
             raise Forbidden("Only the two players of this match may act in it.")
+        command = seat_command(body, seat)
+        request_hash = command_hash(match_id, command) if idempotency_key else None
         version = len(events)
-        seed = await self.store.load_seed(match_id)
-        state = fold([e.event for e in events], seed)
-        if expected_version is not None and expected_version != version:
-            raise VersionConflict(
-                f"The match is at version {version}, not {expected_version}; reload and retry."
-            )
-        new_events = decide(state, seat_command(body, seat))
-        stored = await self.store.append(
-            match_id, version, new_events, actor=player.id, idempotency_key=idempotency_key
+        try:
+            if expected_version is not None and expected_version != version:
+                raise VersionConflict(
+                    f"The match is at version {version}, not {expected_version}; reload and retry."
+                )
+            new_state, new_events = step(state, command)
+        except (RuleError, VersionConflict):
+            # A retry of a command that already succeeded meets a state that
+            # moved on: answer with the first result instead of the refusal.
+            if idempotency_key is not None:
+                earlier = await self._earlier(match_id, player, idempotency_key, request_hash)
+                if earlier is not None:
+                    return self._replayed(events, state, seat, earlier)
+            raise
+        result = await self.store.append(
+            match_id,
+            version,
+            new_events,
+            actor=player.id,
+            idempotency_key=idempotency_key,
+            request_hash=request_hash,
         )
-        for event in new_events:
-            state = evolve(state, event)
-        await self._project(match_id, [e.event for e in events] + list(new_events))
-        await self._after_commit(match_id, stored)
-        return CommandResult(version=version + len(new_events), view=view(state, seat))
+        if result.replayed:
+            fresh, state = await self.load(match_id)
+            return self._replayed(fresh, state, seat, result.last_version)
+        await self._project([e.event for e in events] + list(new_events))
+        await self._after_commit(match_id, version)
+        return CommandResult(
+            version=result.last_version, view=view(new_state, seat, version=result.last_version)
+        )
 
-    async def _project(self, match_id: str, events: Sequence[Any]) -> None:
+    async def _earlier(
+        self, match_id: str, player: Player, key: str, request_hash: str | None
+    ) -> int | None:
+        """The last version a used idempotency key produced, or None if unused."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT match_id, request_hash, last_version FROM idempotency_keys"
+                " WHERE actor = %s AND key = %s",
+                (player.id, key),
+            )
+            row = await cur.fetchone()
+        if row is None:
+            return None
+        if row[0] != match_id or row[1] != request_hash:
+            raise Conflict(
+                "This Idempotency-Key was already used for a different request.",
+                code="idempotency_key_reused",
+            )
+        return int(row[2])
+
+    def _replayed(
+        self, events: list[StoredEvent], state: State, seat: Seat, last_version: int
+    ) -> CommandResult:
+        """The first result of a repeated command: the view as it was right after it."""
+        if last_version != len(events):
+            state = fold([e.event for e in events[:last_version]], state.seed)
+        return CommandResult(version=last_version, view=view(state, seat, version=last_version))
+
+    async def _project(self, events: Sequence[Event]) -> None:
         async with self.pool.connection() as conn:
             await save_summary(conn, summarise(events))
 
-    async def _after_commit(self, match_id: str, stored: list[StoredEvent]) -> None:
+    async def _after_commit(self, match_id: str, after_version: int) -> None:
+        if not self.after_commit:
+            return
+        try:
+            stored = await self.store.load(match_id, after=after_version)
+        except Exception:  # the command is committed: a hint lost is not an error
+            log.exception("could not reload match %s for the after-commit hooks", match_id)
+            return
         for hook in self.after_commit:
             try:
                 await hook(match_id, stored)
             except Exception:  # a hint channel must never fail a committed command
                 log.exception("after-commit hook %r failed for match %s", hook, match_id)
+
+
+def command_hash(match_id: str, command: SeatCommand) -> str:
+    """What an idempotency key promises: the same command on the same match."""
+    return hashlib.sha256(match_id.encode() + b"\0" + _encoder.encode(command)).hexdigest()
+
+
+_encoder = msgspec.json.Encoder()

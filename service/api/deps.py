@@ -9,23 +9,20 @@ state.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.handlers.base import BaseRouteHandler
+from psycopg_pool import AsyncConnectionPool
+from redis.asyncio import Redis
 
 from service.api.auth import Player, player_by_token
 from service.errors import Forbidden, Unauthorized
+from service.matches import MatchService
 from service.settings import Settings
-
-if TYPE_CHECKING:
-    from psycopg_pool import AsyncConnectionPool
-    from redis.asyncio import Redis
-
-    from service.matches import MatchService
-    from service.store import EventStore
+from service.store import EventStore
 
 _ANON = object()
 

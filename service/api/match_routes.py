@@ -15,16 +15,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Request, get, post
-from litestar.params import Parameter
+from litestar import get, post
+from litestar.params import HeaderParameter, Parameter
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.events import MatchCreated
 from schemas.views import LogEntry, MatchView, Viewer
 from service.api.auth import Player
 from service.api.ladders import ladder_by_id
-from service.engine import fold, is_terminal, redact, view
-from service.errors import NotFound, ValidationFailed
+from service.engine import State, fold, is_terminal, redact, view
+from service.errors import ValidationFailed
 from service.matches import (
     CommandBody,
     CommandResult,
@@ -35,20 +35,19 @@ from service.matches import (
     ResignBody,
     seat_of,
 )
-from service.store import EventStore, StoredEvent
+from service.store import StoredEvent
 
 IdempotencyKey = Annotated[
     str | None,
-    Parameter(
-        header="Idempotency-Key",
-        default=None,
+    HeaderParameter(
+        name="Idempotency-Key",
         max_length=200,
         description="A retry with the same key returns the first result and appends nothing.",
     ),
 ]
 IfMatch = Annotated[
     str | None,
-    Parameter(header="If-Match", default=None, description="The version the command expects."),
+    HeaderParameter(name="If-Match", description="The version the command expects."),
 ]
 
 
@@ -140,20 +139,17 @@ class _Seen(msgspec.Struct, frozen=True, kw_only=True):
     viewer: Viewer
     hide_hands: bool
     events: list[StoredEvent]
-    seed: str | None
+    state: State
 
 
 async def _load_for(
-    store: EventStore, pool: AsyncConnectionPool, match_id: str, caller: Player | None
+    matches: MatchService, pool: AsyncConnectionPool, match_id: str, caller: Player | None
 ) -> _Seen:
-    """The match's events as ``caller`` may see them, and from which viewpoint."""
-    events = await store.load(match_id)
-    if not events:
-        raise NotFound("No match has this id.")
+    """The match's events as ``caller`` may see them, their fold, and the viewpoint."""
+    events, state = await matches.load(match_id)
     created = events[0].event
     assert isinstance(created, MatchCreated)
-    seed = await store.load_seed(match_id)
-    ended = is_terminal(fold([e.event for e in events], seed))
+    over = is_terminal(state)
     hide_hands = False
     delay = 0
     if created.ladder_id is not None:
@@ -165,46 +161,50 @@ async def _load_for(
     viewer: Viewer
     if seat is not None:
         viewer = seat
-    elif caller is not None and caller.has("admin") and ended:
+    elif caller is not None and caller.has("admin") and over:
         viewer = "omniscient"
     else:
         viewer = "spectator"
-        if delay and not ended:
-            # A live spectator sees the match `delay` seconds late (anti-cheat).
+        if delay and not over:
+            # A live spectator sees the match `delay` seconds late, so a
+            # player cannot be told the table by someone watching it.
             horizon = datetime.now(UTC) - timedelta(seconds=delay)
-            events = [e for i, e in enumerate(events) if i == 0 or e.recorded_at <= horizon]
-    return _Seen(viewer=viewer, hide_hands=hide_hands, events=events, seed=seed)
+            seen = [e for i, e in enumerate(events) if i == 0 or e.recorded_at <= horizon]
+            if len(seen) != len(events):
+                events = seen
+                state = fold([e.event for e in events], state.seed)
+    return _Seen(viewer=viewer, hide_hands=hide_hands, events=events, state=state)
 
 
 @get("/api/matches/{match_id:str}", operation_id="getMatch", tags=["matches"])
 async def get_match(
-    match_id: str, viewer: Player | None, store: EventStore, pool: AsyncConnectionPool
+    match_id: str, viewer: Player | None, matches: MatchService, pool: AsyncConnectionPool
 ) -> MatchView:
     """The match as the caller may see it (a seat, a spectator, or an admin after the end)."""
-    seen = await _load_for(store, pool, match_id, viewer)
-    state = fold([e.event for e in seen.events], seen.seed)
-    return view(state, seen.viewer, hide_hands_in_replay=seen.hide_hands)
+    seen = await _load_for(matches, pool, match_id, viewer)
+    return view(
+        seen.state, seen.viewer, version=len(seen.events), hide_hands_in_replay=seen.hide_hands
+    )
 
 
 @get("/api/matches/{match_id:str}/events", operation_id="getMatchEvents", tags=["matches"])
 async def get_match_events(
     match_id: str,
     viewer: Player | None,
-    store: EventStore,
+    matches: MatchService,
     pool: AsyncConnectionPool,
-    after: Annotated[int, Parameter(query="after", ge=0, default=0)] = 0,
-    limit: Annotated[int, Parameter(query="limit", ge=1, le=1000, default=200)] = 200,
+    after: Annotated[int, Parameter(query="after", ge=0)] = 0,
+    limit: Annotated[int, Parameter(query="limit", ge=1, le=1000)] = 200,
 ) -> list[LogEntry]:
     """The match's log after version ``after``, redacted for the caller."""
-    seen = await _load_for(store, pool, match_id, viewer)
-    state = fold([e.event for e in seen.events], seen.seed)
-    ended = is_terminal(state)
+    seen = await _load_for(matches, pool, match_id, viewer)
+    over = is_terminal(seen.state)
     page = seen.events[after : after + limit]
     return [
         LogEntry(
             version=e.version,
             event=redact(
-                e.event, seen.viewer, match_over=ended, hide_hands_in_replay=seen.hide_hands
+                e.event, seen.viewer, match_over=over, hide_hands_in_replay=seen.hide_hands
             ),
             recorded_at=e.recorded_at,
             actor=e.actor,
@@ -251,11 +251,11 @@ def _summary(row: tuple[Any, ...]) -> MatchSummary:
 async def list_matches(
     pool: AsyncConnectionPool,
     status: Annotated[
-        Literal["live", "finished", "annulled"] | None, Parameter(query="status", default=None)
+        Literal["live", "finished", "annulled"] | None, Parameter(query="status")
     ] = None,
-    ladder: Annotated[str | None, Parameter(query="ladder", default=None)] = None,
-    player: Annotated[str | None, Parameter(query="player", default=None)] = None,
-    limit: Annotated[int, Parameter(query="limit", ge=1, le=500, default=100)] = 100,
+    ladder: Annotated[str | None, Parameter(query="ladder")] = None,
+    player_id: Annotated[str | None, Parameter(query="player")] = None,
+    limit: Annotated[int, Parameter(query="limit", ge=1, le=500)] = 100,
 ) -> list[MatchSummary]:
     """Matches, most recently updated first, filtered by status, ladder and player."""
     async with pool.connection() as conn:
@@ -268,10 +268,9 @@ async def list_matches(
                   AND (%(player)s::text IS NULL OR player0 = %(player)s OR player1 = %(player)s)
                 ORDER BY updated_at DESC, match_id
                 LIMIT %(limit)s""",
-            {"status": status, "ladder": ladder, "player": player, "limit": limit},
+            {"status": status, "ladder": ladder, "player": player_id, "limit": limit},
         )
         return [_summary(r) for r in await cur.fetchall()]
 
 
 ROUTES = [play, pass_, keep, resign, get_match, get_match_events, list_matches]
-_ = Request

@@ -25,6 +25,7 @@ from schemas.events import (
     MatchCreated,
     MatchEnded,
     RoundRevealed,
+    decode_event,
 )
 
 Status = Literal["live", "finished", "annulled"]
@@ -122,13 +123,18 @@ async def save_summary(conn: AsyncConnection, summary: Summary) -> None:
 
 
 async def rebuild_match_summaries(conn: AsyncConnection) -> int:
-    """Recompute every summary from the events table; return how many rows."""
-    from service.store import EventStore  # the store's decoding of rows, not ours
+    """Recompute every summary from the events table; return how many rows.
 
+    Runs in one transaction, so a reader sees either the old rows or the new.
+    """
     logs: dict[str, list[Event]] = {}
-    async for stored in EventStore.read_all_on(conn):
-        logs.setdefault(stored.match_id, []).append(stored.event)
-    await conn.execute("DELETE FROM match_summaries")
-    for events in logs.values():
-        await save_summary(conn, summarise(events))
+    async with conn.transaction():
+        cur = await conn.execute(
+            "SELECT match_id, data::text FROM events ORDER BY match_id, version"
+        )
+        async for match_id, data in cur:
+            logs.setdefault(match_id, []).append(decode_event(data))
+        await conn.execute("DELETE FROM match_summaries")
+        for events in logs.values():
+            await save_summary(conn, summarise(events))
     return len(logs)
