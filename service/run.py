@@ -1,0 +1,276 @@
+"""`matcha run`: the whole service on one machine, in one command.
+
+Starts (or reuses, when DATABASE_URL / REDIS_URL are set) PostgreSQL and
+Redis, applies the migrations, then runs the API (uvicorn) and one RQ worker
+as child processes, and prints where to find them. Ctrl-C or SIGTERM stops
+everything it started, in reverse order: the worker and the API first (they
+use the servers), then Redis, then PostgreSQL.
+
+Every child runs in its own process group, so a Ctrl-C typed in the terminal
+reaches only this process, which then decides the order; each child is also
+told by the kernel to stop if this process dies without cleaning up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+
+from service.cli import COMMANDS
+from service.embedded import _die_with_parent
+from service.settings import load_settings
+
+
+class _Stop(Exception):
+    """Raised from the signal handler: unwinds whatever is starting, then we clean up."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    raise _Stop(signum)
+
+
+@dataclass
+class _Child:
+    name: str
+    proc: subprocess.Popen[bytes]
+    stop_signal: int = signal.SIGTERM
+    grace_s: float = 20.0
+
+
+@dataclass
+class _Supervisor:
+    """What `matcha run` started, stopped last-started-first."""
+
+    children: list[_Child] = field(default_factory=list)
+    servers: list[tuple[str, Any]] = field(default_factory=list)
+
+    def spawn(self, name: str, argv: list[str], env: dict[str, str]) -> _Child:
+        proc = subprocess.Popen(
+            argv, env=env, stdin=subprocess.DEVNULL,
+            process_group=0, preexec_fn=_die_with_parent(signal.SIGTERM),
+        )
+        child = _Child(name, proc)
+        self.children.append(child)
+        return child
+
+    def exited(self) -> _Child | None:
+        return next((c for c in self.children if c.proc.poll() is not None), None)
+
+    def stop_all(self) -> None:
+        # Children first: each gets its graceful signal at once, then they are awaited together.
+        for child in reversed(self.children):
+            if child.proc.poll() is None:
+                click.echo(f"matcha run: stopping {child.name} (pid {child.proc.pid})", err=True)
+                with contextlib.suppress(ProcessLookupError):
+                    child.proc.send_signal(child.stop_signal)
+        for child in reversed(self.children):
+            try:
+                child.proc.wait(child.grace_s)
+            except subprocess.TimeoutExpired:
+                click.echo(f"matcha run: {child.name} did not stop in time; killing it", err=True)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.proc.pid, signal.SIGKILL)
+                child.proc.wait()
+        self.children.clear()
+        for name, handle in reversed(self.servers):
+            click.echo(f"matcha run: stopping {name}", err=True)
+            handle.stop()
+        self.servers.clear()
+
+
+def admin_token(data_dir: Path) -> str:
+    """MATCHA_ADMIN_TOKEN, or one generated on the first run and kept in `<data>/admin-token`."""
+    from_env = os.environ.get("MATCHA_ADMIN_TOKEN", "")
+    if from_env:
+        return from_env
+    path = data_dir / "admin-token"
+    if path.exists():
+        kept = path.read_text().strip()
+        if kept:
+            return kept
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(token + "\n")
+    return token
+
+
+def _apply_migrations(url: str) -> bool:
+    try:
+        from service.store.migrate import apply_migrations
+    except ImportError:
+        click.echo("matcha run: note: service.store.migrate is not there yet; migrations skipped")
+        return False
+    apply_migrations(url)
+    return True
+
+
+def _embedded_database(server_url: str) -> tuple[str, str]:
+    """Database `matcha` on the embedded server: (superuser URL to migrate, app URL).
+
+    The service itself logs in as `matcha_app` (created by the first migration),
+    which may read and append events but never change or delete them, exactly
+    as in production; trust authentication on the private socket needs no password.
+    """
+    import psycopg
+
+    from service.store.db import with_database
+
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = 'matcha'").fetchone() is None:
+            conn.execute("CREATE DATABASE matcha")
+    app_url = with_database(server_url, "matcha", user="matcha_app")
+    return with_database(server_url, "matcha"), app_url
+
+
+def _wait_for_http(url: str, child: _Child, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if child.proc.poll() is not None:
+            raise click.ClickException(f"the {child.name} exited with code {child.proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except urllib.error.HTTPError:
+            pass  # it answers (not ready yet, or no such route): keep waiting for 200
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.2)
+    raise click.ClickException(f"the {child.name} did not answer {url} within {timeout:.0f}s")
+
+
+def _redact_url(url: str) -> str:
+    """A URL without its password, for printing."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
+
+
+@click.command()
+@click.option("--host", default=None, help="Interface the API listens on [MATCHA_HOST, 127.0.0.1].")
+@click.option("--port", type=int, default=None, help="API port [MATCHA_PORT, 8000].")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the embedded servers keep their data [MATCHA_DATA_DIR, var].")
+@click.option("--worker/--no-worker", default=True, help="Also run one RQ worker.")
+def run(host: str | None, port: int | None, data_dir: Path | None, worker: bool) -> None:
+    """Run PostgreSQL, Redis, the API and a worker; Ctrl-C stops them all."""
+    settings = load_settings()
+    host = host or settings.api.host
+    port = port or settings.api.port
+    data_dir = (data_dir or Path(settings.api.data_dir)).expanduser().resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+
+    supervisor = _Supervisor()
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    reason = "stopped"
+    try:
+        _start(supervisor, settings, host, port, data_dir, worker)
+        while (gone := supervisor.exited()) is None:
+            time.sleep(0.3)
+        raise click.ClickException(f"the {gone.name} exited with code {gone.proc.returncode}")
+    except _Stop as stop:
+        reason = f"received {stop}"
+    except click.ClickException as failure:
+        reason = failure.message
+        raise
+    finally:
+        # A second Ctrl-C must not cut the clean-up short (it would orphan the servers).
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)
+        click.echo(f"matcha run: {reason}; shutting down", err=True)
+        supervisor.stop_all()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        click.echo("matcha run: everything stopped", err=True)
+
+
+def _start(supervisor: _Supervisor, settings: Any, host: str, port: int, data_dir: Path,
+           worker: bool) -> None:
+    from service.embedded import start_postgres, start_redis
+
+    database_url = migrate_url = settings.database.url
+    if database_url:
+        click.echo(f"PostgreSQL:  {_redact_url(database_url)} (DATABASE_URL)")
+    else:
+        click.echo(f"matcha run: starting PostgreSQL (data in {data_dir / 'postgres'}) ...")
+        server_url, pg = start_postgres(data_dir / "postgres")
+        supervisor.servers.append(("PostgreSQL", pg))
+        migrate_url, database_url = _embedded_database(server_url)
+        click.echo(f"PostgreSQL:  {database_url} (embedded, pid {pg.pid})")
+
+    redis_url = settings.redis.url
+    if redis_url:
+        click.echo(f"Redis:       {_redact_url(redis_url)} (REDIS_URL)")
+    else:
+        click.echo(f"matcha run: starting Redis (data in {data_dir / 'redis'}) ...")
+        redis_url, rd = start_redis(data_dir / "redis")
+        supervisor.servers.append(("Redis", rd))
+        click.echo(f"Redis:       {redis_url} (embedded, pid {rd.pid})")
+
+    if settings.database.migrate_on_start and _apply_migrations(migrate_url):
+        click.echo("Migrations:  applied")
+
+    token = admin_token(data_dir)
+    # Metrics of every child (API and worker job durations) are summed by the API's
+    # /metrics: prometheus-client's multiprocess mode, one fresh folder per run.
+    metrics_dir = data_dir / "run" / "metrics"
+    shutil.rmtree(metrics_dir, ignore_errors=True)
+    metrics_dir.mkdir(parents=True)
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "MATCHA_ADMIN_TOKEN": token,
+        "MATCHA_HOST": host,
+        "MATCHA_PORT": str(port),
+        "MATCHA_DATA_DIR": str(data_dir),
+        "MATCHA_MIGRATE_ON_START": "0",  # done above, once
+        "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
+        "PYTHONUNBUFFERED": "1",
+    }
+    api = supervisor.spawn(
+        "API",
+        [sys.executable, "-m", "uvicorn", "--factory", "service.api.app:create_app",
+         "--host", host, "--port", str(port),
+         # our middleware logs each request (with its id) instead of uvicorn
+         "--no-access-log", "--timeout-graceful-shutdown", "10"],
+        env,
+    )
+    if not worker:
+        click.echo("Worker:      not started (--no-worker)")
+    elif "worker" in COMMANDS:
+        w = supervisor.spawn("worker", [sys.executable, "-m", "service.cli", "worker"], env)
+        click.echo(f"Worker:      matcha worker (pid {w.proc.pid})")
+    else:
+        click.echo("Worker:      note: `matcha worker` is not registered yet; no worker started")
+
+    url_host = "127.0.0.1" if host in {"0.0.0.0", "::"} else host
+    base = f"http://{url_host}:{port}"
+    _wait_for_http(f"{base}/healthz", api, timeout=60)
+    click.echo(f"API:         {base}/ (pid {api.proc.pid}); docs at {base}/schema/swagger")
+    click.echo(f"Admin token: {token}")
+    click.echo(f"Data:        {data_dir}")
+    click.echo(f"Matcha is running at {base}/ — press Ctrl-C to stop.", color=False)
