@@ -12,6 +12,7 @@ import click
 COMMANDS: dict[str, str] = {
     "api": "service.api.serve:api_command",
     "migrate": "service.store.migrate:migrate_command",
+    "run": "service.run:run",
 }
 
 

@@ -10,6 +10,8 @@ Plug-in points for the other parts (edit the two lists below, one line each):
   ``fn(app)``) once the pool, Redis client, event store and match service are
   on ``app.state``. This is where a part registers its after-commit hooks:
   ``app.state.matches.after_commit.append(publish)``.
+* ``PLUGINS``: ``"module:Class"`` of a Litestar init plugin, for a part that
+  must add middleware (``service.ops``: request ids, JSON logs, health, metrics).
 
 Tests and scripts can also call ``register_router(handler)`` before
 ``create_app``. What the lifespan puts on ``app.state``: ``settings``,
@@ -52,6 +54,10 @@ ROUTES: list[str] = [
 
 ON_STARTUP: list[str] = []
 """Async or sync callables ``fn(app)`` run at start, after ``app.state`` is ready."""
+
+PLUGINS: list[str] = ["service.ops:OpsPlugin", "service.live.plugin:LivePlugin"]
+"""Litestar init plugin classes (``"module:Class"``), for parts that add middleware
+(ops: request ids, JSON logs, ``/healthz``, ``/readyz``, ``/metrics``)."""
 
 _REGISTERED: list[ControllerRouterHandler] = []
 
@@ -145,6 +151,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[_lifespan],
+        plugins=[_resolve(target)() for target in PLUGINS],
         openapi_config=openapi,
         debug=False,
     )
