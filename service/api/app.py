@@ -49,10 +49,11 @@ ROUTES: list[str] = [
     "service.api.pairing:ROUTES",
     "service.api.match_routes:ROUTES",
     "service.web.routes:ROUTES",
+    "service.api.admin:ROUTES",
 ]
 """Route handlers mounted on every app, as ``"module:attribute"``."""
 
-ON_STARTUP: list[str] = []
+ON_STARTUP: list[str] = ["service.api.admin:on_startup"]
 """Async or sync callables ``fn(app)`` run at start, after ``app.state`` is ready."""
 
 PLUGINS: list[str] = ["service.ops:OpsPlugin", "service.live.plugin:LivePlugin"]
