@@ -36,3 +36,6 @@ export function toast(text, kind = "info") {
 
 export const $ = (sel, root = document) => root.querySelector(sel);
 export const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
+
+/** Replace an element's children, leaving out null/false (replaceChildren would print "null"). */
+export const fill = (el, ...kids) => el.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false));

@@ -1,6 +1,6 @@
 // The lobby: sign in, ladders and their leaderboards, live and finished matches.
 import { api, ApiError, auth, signIn, signUp } from "./api.js";
-import { h, toast } from "./dom.js";
+import { fill, h, toast } from "./dom.js";
 import { token } from "./cards.js";
 import { ratingChart } from "./chart.js";
 import { learn, learnLadder, nameOf } from "./names.js";
@@ -111,7 +111,7 @@ export async function lobbyPage(root, account) {
     const byId = new Map(live.map((s) => [s.match_id, s]));
     const me = auth.me;
     const mine = me ? live.filter((s) => s.players.includes(me.id)) : [];
-    root.replaceChildren(
+    fill(root, 
       h("h1", {}, "Matcha lobby"),
       signInPanel(() => { account(); draw(); }),
       mine.length ? h("section", { class: "panel", id: "my-matches" }, h("h2", {}, "Your matches"), matchTable("mine", mine, "")) : null,

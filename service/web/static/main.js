@@ -1,11 +1,11 @@
 // The one entry point: read the address, draw that page.
 import { auth } from "./api.js";
-import { h } from "./dom.js";
+import { fill, h } from "./dom.js";
 
 function account() {
   const nav = document.getElementById("account");
   const me = auth.me;
-  nav.replaceChildren(me
+  fill(nav, me
     ? h("span", { id: "signed-in", "data-player": me.id }, "Signed in as ", h("b", {}, me.name))
     : h("a", { href: "/#sign-in" }, "Sign in"),
   me ? h("button", { class: "btn", type: "button", onclick: () => { auth.clear(); location.reload(); } }, "Sign out") : null);

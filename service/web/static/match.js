@@ -1,7 +1,7 @@
 // The play and watch pages: one table, kept live. "play" sends the token and
 // lets the seat act; "watch" never sends it, so it shows public information only.
 import { api, ApiError, auth } from "./api.js";
-import { $, h, toast } from "./dom.js";
+import { $, fill, h, toast } from "./dom.js";
 import { back, card } from "./cards.js";
 import { explainEnd, explainReveal } from "./explain.js";
 import { follow } from "./live.js";
@@ -33,11 +33,12 @@ export function revealPanel(reveal, view) {
   const side = (o, seat) =>
     o.cards[seat] ? card(o.cards[seat], { small: true })
       : o.placed[seat] ? back("face-down card, never shown", true) : h("span", { class: "muted" }, "—");
+  const tag = (seat) => h("small", { class: "muted" }, seatName(view, seat));
   return h("section", { class: "panel reveal", "data-key": `${reveal.hand}:${reveal.round}`, "aria-live": "polite",
     "aria-label": `Reveal of hand ${reveal.hand}, round ${reveal.round}` },
   h("h2", {}, `Hand ${reveal.hand}, round ${reveal.round} revealed`),
   h("div", { class: "flip" }, reveal.outcomes.map((o) => h("div", { class: "duel", "data-target": o.target },
-    h("small", {}, `${o.target} · tea ${o.tea_card}`), side(o, low), side(o, 1 - low)))),
+    h("small", {}, h("b", {}, o.target), ` · tea ${o.tea_card}:`), tag(low), side(o, low), tag(1 - low), side(o, 1 - low)))),
   lines.map((t) => h("p", { class: "why" }, t)));
 }
 
@@ -158,7 +159,7 @@ export async function matchPage(root, matchId, mode) {
     const notSeat = mode === "play" && typeof view.viewer !== "number"
       ? h("p", { class: "panel" }, "You do not hold a seat in this match. ", h("a", { href: `/watch/${matchId}` }, "Watch it instead"), ".")
       : null;
-    root.replaceChildren(
+    fill(root, 
       h("div", { class: "row" },
         h("h1", {}, mode === "play" ? "Play" : "Watch", " ", h("small", { class: "muted" }, `match ${matchId.slice(0, 8)}`)),
         h("span", { class: "muted", id: "live-state" }, liveState),
@@ -171,7 +172,7 @@ export async function matchPage(root, matchId, mode) {
       h("p", { id: "message", class: "message", role: "alert" }, message),
       actions(),
       renderTable(view, ui),
-      reveal ? revealPanel(reveal, view) : null,
+      reveal && reveal.hand === view.hand ? revealPanel(reveal, view) : null,
       h("h2", {}, "Reveals"),
       h("ol", { class: "log", id: "reveals" }, reveals.map((r) => h("li", { "data-key": r.key }, r.text))),
       h("details", {}, h("summary", {}, "Match log"),
@@ -183,11 +184,11 @@ export async function matchPage(root, matchId, mode) {
     }
   }
 
-  root.replaceChildren(h("p", { class: "muted" }, "Loading the match…"));
+  fill(root, h("p", { class: "muted" }, "Loading the match…"));
   try {
     view = await get();
   } catch (e) {
-    root.replaceChildren(h("p", { class: "panel" }, e.detail || String(e)));
+    fill(root, h("p", { class: "panel" }, e.detail || String(e)));
     if (e.status === 401) auth.clear();
     return;
   }

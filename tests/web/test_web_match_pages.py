@@ -1,0 +1,138 @@
+"""Two players play a whole match by clicking; a spectator watches it live;
+the replay shows the same end. In a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schemas.events import MatchEnded
+from web_pages import CARD_CODE, sign_in_as, state, take_turn, version, wait_version
+from web_server import Api
+from web_truth import full_events, hidden_at, public_cards
+
+pytestmark = pytest.mark.browser
+
+MAX_ACTIONS = 400
+
+
+def _frames_of(page: Any) -> list[str]:
+    frames: list[str] = []
+
+    def on_socket(ws: Any) -> None:
+        ws.on("framereceived", lambda payload: frames.append(payload if isinstance(payload, str) else payload.decode()))
+
+    page.on("websocket", on_socket)
+    return frames
+
+
+def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
+    browser: Any, api: Api, app_url: str, admin_database_url: str, screenshots: Path
+) -> None:
+    alice, bob = api.register("alice"), api.register("bob")
+    ladder = api.ladder("Web duel", "duel")
+    match_id = api.start_match(ladder, [alice["token"], bob["token"]], [alice["id"], bob["id"]])
+
+    contexts = [browser.new_context(viewport={"width": 1100, "height": 900}) for _ in range(3)]
+    sign_in_as(contexts[0], alice["token"], alice["id"], "alice")
+    sign_in_as(contexts[1], bob["token"], bob["id"], "bob")
+    players = [ctx.new_page() for ctx in contexts[:2]]
+    watcher = contexts[2].new_page()
+    errors: list[str] = []
+    for page in (*players, watcher):
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+    frames = _frames_of(watcher)
+
+    for page in players:
+        page.goto(f"{app_url}/play/{match_id}")
+    watcher.goto(f"{app_url}/watch/{match_id}")
+    start = version(players[0])
+    for page in (*players, watcher):
+        wait_version(page, start)
+    watcher.wait_for_selector("#live-state:text('live')")
+
+    rng = random.Random(7)
+    snapshots: list[tuple[int, str]] = []
+    reveals_seen: set[str] = set()
+    for _ in range(MAX_ACTIONS):
+        acted = False
+        for page in players:
+            if take_turn(page, rng):
+                acted = True
+                now = version(page)
+                # Everyone else follows live (no reload): the other seat and the spectator.
+                for other in (*players, watcher):
+                    wait_version(other, now)
+                snapshots.append((version(watcher), watcher.inner_html("main")))
+                reveal = page.query_selector(".reveal")
+                if reveal is not None:
+                    key = reveal.get_attribute("data-key")
+                    if key not in reveals_seen:
+                        reveals_seen.add(key)
+                        watcher.wait_for_selector(f'#reveals li[data-key="{key}"]', timeout=5000)
+                if len(snapshots) == 3:
+                    players[0].screenshot(path=str(screenshots / "play.png"), full_page=True)
+                    watcher.screenshot(path=str(screenshots / "watch.png"), full_page=True)
+        if state(players[0])["phase"] == "ended":
+            break
+        assert acted, "nobody could act, yet the match is not over"
+    else:
+        pytest.fail("the match did not end")
+
+    final = version(players[0])
+    for page in (*players, watcher):
+        wait_version(page, final)
+        page.wait_for_selector("#result")
+    players[0].screenshot(path=str(screenshots / "play-ended.png"), full_page=True)
+
+    # The pages agree with the API on the winner.
+    truth = api.call("GET", f"/api/matches/{match_id}", alice["token"])
+    assert isinstance(truth, dict)
+    winner = truth["result"]["winner"]
+    for page in (*players, watcher):
+        assert page.get_attribute("#result", "data-winner") == ("none" if winner is None else str(winner))
+        shown = {
+            (seat, tok.get_attribute("data-kind")): int(tok.get_attribute("data-count") or -1)
+            for seat in (0, 1)
+            for tok in page.query_selector_all(f'.seat[data-seat="{seat}"] .tok')
+        }
+        expected = {(seat, k): n for seat, s in enumerate(truth["seats"]) for k, n in s["tokens"].items()}
+        assert shown == expected
+
+    # The spectator saw each reveal, live, explained in words.
+    events = full_events(admin_database_url, match_id)
+    revealed = {f"{e.hand}:{e.round}" for e in events if e.__class__.__name__ == "RoundRevealed"}
+    listed = {li.get_attribute("data-key") for li in watcher.query_selector_all("#reveals li")}
+    assert revealed and listed == revealed
+    for li in watcher.query_selector_all("#reveals li"):
+        assert re.search(r"(took|takes|take|nobody|Nobody|stood alone)", li.inner_text())
+
+    # Nothing hidden reached the spectator: not in a frame, not in the page, while the match ran.
+    end_version = next(i + 1 for i, e in enumerate(events) if isinstance(e, MatchEnded))
+    public: set[str] = set()
+    checked = 0
+    for raw in frames:
+        frame = json.loads(raw)
+        if frame.get("kind") != "event" or frame["version"] >= end_version:
+            continue
+        event = events[frame["version"] - 1]
+        codes = set(CARD_CODE.findall(json.dumps(frame["entry"])))
+        assert codes <= public_cards(event), (frame["version"], event, codes)
+        checked += 1
+    assert checked >= len(snapshots) - 1
+    for at, html in snapshots:
+        if at >= end_version:
+            continue
+        public = set().union(*(public_cards(e) for e in events[:at]))
+        codes = set(CARD_CODE.findall(html))
+        assert codes <= public, (at, codes - public)
+        table_codes = set(re.findall(r'data-card="([A-Z]\d)"', html.split('id="reveals"')[0]))
+        assert not table_codes & hidden_at(events, at), (at, table_codes & hidden_at(events, at))
+    assert not errors, errors
+    for ctx in contexts:
+        ctx.close()
