@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from web_server import Api, running_app
 
 CHROMIUM = Path(os.environ.get("MATCHA_CHROMIUM", "/usr/bin/chromium"))
@@ -27,7 +26,9 @@ SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set MATCHA_CHROMIUM)")
+        pytest.skip(
+            f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set MATCHA_CHROMIUM)"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from schemas.events import MatchEnded
 from web_pages import CARD_CODE, sign_in_as, state, take_turn, version, wait_version
 from web_server import Api
 from web_truth import full_events, hidden_at, public_cards
+
+from schemas.events import MatchEnded
 
 pytestmark = pytest.mark.browser
 
@@ -25,7 +25,12 @@ def _frames_of(page: Any) -> list[str]:
     frames: list[str] = []
 
     def on_socket(ws: Any) -> None:
-        ws.on("framereceived", lambda payload: frames.append(payload if isinstance(payload, str) else payload.decode()))
+        ws.on(
+            "framereceived",
+            lambda payload: frames.append(
+                payload if isinstance(payload, str) else payload.decode()
+            ),
+        )
 
     page.on("websocket", on_socket)
     return frames
@@ -95,13 +100,17 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     assert isinstance(truth, dict)
     winner = truth["result"]["winner"]
     for page in (*players, watcher):
-        assert page.get_attribute("#result", "data-winner") == ("none" if winner is None else str(winner))
+        assert page.get_attribute("#result", "data-winner") == (
+            "none" if winner is None else str(winner)
+        )
         shown = {
             (seat, tok.get_attribute("data-kind")): int(tok.get_attribute("data-count") or -1)
             for seat in (0, 1)
             for tok in page.query_selector_all(f'.seat[data-seat="{seat}"] .tok')
         }
-        expected = {(seat, k): n for seat, s in enumerate(truth["seats"]) for k, n in s["tokens"].items()}
+        expected = {
+            (seat, k): n for seat, s in enumerate(truth["seats"]) for k, n in s["tokens"].items()
+        }
         assert shown == expected
 
     # The spectator saw each reveal, live, explained in words.

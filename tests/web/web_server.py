@@ -27,7 +27,11 @@ def running_app(database_url: str, redis_url: str, redis_prefix: str) -> Iterato
     )
     port = free_port()
     config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio"
+        create_app(settings),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        ws="websockets-sansio",
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="web-test-uvicorn", daemon=True)
