@@ -42,7 +42,7 @@ class EmbeddedServerError(MatchaError):
     default_code = "embedded_server_failed"
 
 
-def _die_with_parent(sig: int) -> Callable[[], None]:
+def die_with_parent(sig: int) -> Callable[[], None]:
     """A preexec_fn asking the kernel to send `sig` to the child when its parent dies."""
 
     def preexec() -> None:
@@ -144,6 +144,7 @@ def _pg_user() -> str | None:
     """The system user PostgreSQL runs as: None (ourselves) unless we are root."""
     if os.geteuid() != 0:
         return None
+    _pg_bin()  # imports pgserver quietly
     from pgserver.utils import ensure_prefix_permissions, ensure_user_exists
 
     ensure_user_exists(_PG_SYSTEM_USER)
@@ -242,7 +243,7 @@ def start_postgres(data_dir: Path, timeout: float = 60) -> tuple[str, EmbeddedPo
             user=user, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
             # its own process group: a Ctrl-C in the terminal reaches only `matcha run`,
             # which then stops the servers last, after the processes using them
-            process_group=0, preexec_fn=_die_with_parent(signal.SIGINT),
+            process_group=0, preexec_fn=die_with_parent(signal.SIGINT),
         )
     url = f"postgresql://postgres@/postgres?host={sock}"
 
@@ -314,7 +315,7 @@ def start_redis(
     ]
     proc = subprocess.Popen(
         args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        process_group=0, preexec_fn=_die_with_parent(signal.SIGTERM),
+        process_group=0, preexec_fn=die_with_parent(signal.SIGTERM),
     )
     url = f"redis://127.0.0.1:{port}/0"
 

@@ -14,6 +14,7 @@ told by the kernel to stop if this process dies without cleaning up.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -31,7 +32,8 @@ from typing import Any
 import click
 
 from service.cli import COMMANDS
-from service.embedded import _die_with_parent
+from service.embedded import die_with_parent
+from service.ops.logging import uvicorn_log_config
 from service.settings import load_settings
 
 
@@ -65,7 +67,7 @@ class _Supervisor:
     def spawn(self, name: str, argv: list[str], env: dict[str, str]) -> _Child:
         proc = subprocess.Popen(
             argv, env=env, stdin=subprocess.DEVNULL,
-            process_group=0, preexec_fn=_die_with_parent(signal.SIGTERM),
+            process_group=0, preexec_fn=die_with_parent(signal.SIGTERM),
         )
         child = _Child(name, proc)
         self.children.append(child)
@@ -251,10 +253,12 @@ def _start(supervisor: _Supervisor, settings: Any, host: str, port: int, data_di
         "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
         "PYTHONUNBUFFERED": "1",
     }
+    log_config = data_dir / "run" / "uvicorn-logging.json"
+    log_config.write_text(json.dumps(uvicorn_log_config()))
     api = supervisor.spawn(
         "API",
         [sys.executable, "-m", "uvicorn", "--factory", "service.api.app:create_app",
-         "--host", host, "--port", str(port),
+         "--host", host, "--port", str(port), "--log-config", str(log_config),
          # our middleware logs each request (with its id) instead of uvicorn
          "--no-access-log", "--timeout-graceful-shutdown", "10"],
         env,

@@ -146,11 +146,38 @@ def litestar_logging_config(fmt: str | None = None, level: str | None = None) ->
 
 
 def route_uvicorn_to_root() -> None:
-    """uvicorn installs its own text handlers (again when `uvicorn.run` starts): undo that."""
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+    """uvicorn installs its own text handlers (again when `uvicorn.run` starts): undo that.
+
+    Its access lines stay off: `RequestContextMiddleware` writes one per request,
+    with the request id, match and timing.
+    """
+    for name in ("uvicorn", "uvicorn.error"):
         uv = logging.getLogger(name)
         uv.handlers.clear()
         uv.propagate = True
+    access = logging.getLogger("uvicorn.access")
+    access.handlers.clear()
+    access.propagate = False
+
+
+def uvicorn_log_config(fmt: str | None = None, level: str | None = None) -> dict[str, Any]:
+    """A `logging.config.dictConfig` for `uvicorn --log-config`: JSON from its first line."""
+    formatter: dict[str, Any] = (
+        {"()": f"{__name__}.JsonFormatter"} if _wants_json(fmt) else {"format": _TEXT_FORMAT}
+    )
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"default": formatter},
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "default",
+                                "stream": "ext://sys.stderr"}},
+        "root": {"handlers": ["stderr"], "level": _level(level)},
+        "loggers": {
+            "uvicorn": {"handlers": [], "propagate": True},
+            "uvicorn.error": {"handlers": [], "propagate": True},
+            "uvicorn.access": {"handlers": [], "propagate": False},
+        },
+    }
 
 
 def _incoming_request_id(scope: Scope) -> str | None:

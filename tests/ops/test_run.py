@@ -1,0 +1,124 @@
+"""`matcha run` on a bare machine: real servers, data kept between runs, nothing left behind."""
+
+from __future__ import annotations
+
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis
+
+from service.store.db import with_database
+
+from .run_harness import MatchaRun, start_matcha_run, wait_gone
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
+
+
+@pytest.fixture
+def runs() -> Iterator[list[MatchaRun]]:
+    started: list[MatchaRun] = []
+    yield started
+    for run in started:
+        run.kill_all()
+
+
+def _names(processes: list) -> set[str]:
+    return {" ".join(p.cmdline()) for p in processes}
+
+
+def test_a_fresh_machine_gets_real_servers_kept_between_runs_and_ctrl_c_stops_everything(
+    tmp_path: Path, runs: list[MatchaRun]
+) -> None:
+    data = tmp_path / "var"
+    first = start_matcha_run(data)
+    runs.append(first)
+
+    # Real servers, each a child of `matcha run`, plus the API.
+    children = first.descendants()
+    commands = _names(children)
+    assert any("bin/postgres" in c for c in commands), commands
+    assert any("redis-server" in c for c in commands), commands
+    assert any("uvicorn" in c for c in commands), commands
+    assert "(embedded" in first.banner["PostgreSQL"]
+    assert "(embedded" in first.banner["Redis"]
+    assert first.get("/healthz").status_code == 200
+    ready = first.get("/readyz")
+    assert ready.status_code == 200, ready.text
+
+    # The admin token is generated once, kept in the data folder, and works.
+    token = first.banner["Admin token"]
+    assert (data / "admin-token").read_text().strip() == token
+    player = first.post("/api/players", json={"name": f"ada-{uuid.uuid4().hex[:6]}"})
+    assert player.status_code == 201, player.text
+    promoted = first.post(f"/api/admin/players/{player.json()['id']}/roles",
+                          json={"roles": ["organiser"]},
+                          headers={"Authorization": f"Bearer {token}"})
+    assert promoted.status_code == 200, promoted.text
+    redis_url = first.banner["Redis"].split()[0]
+    redis.Redis.from_url(redis_url).set("ops-test:kept", b"between runs")
+
+    # Ctrl-C: everything it started stops, servers included, and it exits cleanly.
+    assert first.stop(signal.SIGINT) == 0, first.logs()[-3000:]
+    assert wait_gone(children) == [], _names(wait_gone(children))
+    assert "everything stopped" in first.logs()
+
+    # A second run (stopped with SIGTERM this time) finds the same data and token.
+    second = start_matcha_run(data)
+    runs.append(second)
+    assert second.banner["Admin token"] == token
+    assert second.banner["Redis"].split()[0] == redis_url, "the embedded Redis keeps its port"
+    me = second.get("/api/me", headers={"Authorization": f"Bearer {player.json()['token']}"})
+    assert me.status_code == 200, me.text
+    assert me.json()["name"] == player.json()["name"]
+    assert redis.Redis.from_url(redis_url).get("ops-test:kept") == b"between runs"
+    children = second.descendants()
+    assert second.stop(signal.SIGTERM) == 0
+    assert wait_gone(children) == []
+
+
+def test_existing_servers_are_used_when_their_urls_are_set(
+    tmp_path: Path, runs: list[MatchaRun], pg_server_url: str, redis_server_url: str
+) -> None:
+    name = f"ops_run_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        database_url = with_database(pg_server_url, name)
+        run = start_matcha_run(tmp_path / "var", env={
+            "DATABASE_URL": database_url, "REDIS_URL": redis_server_url,
+            "MATCHA_ADMIN_TOKEN": "given-admin-token-" + "y" * 20,
+        })
+        runs.append(run)
+        assert "(DATABASE_URL)" in run.banner["PostgreSQL"]
+        assert "(REDIS_URL)" in run.banner["Redis"]
+        assert run.banner["Admin token"] == "given-admin-token-" + "y" * 20
+        commands = _names(run.descendants())
+        assert not any("bin/postgres" in c or "redis-server" in c for c in commands), commands
+        assert not (tmp_path / "var" / "postgres").exists()
+        assert not (tmp_path / "var" / "admin-token").exists()
+        with psycopg.connect(database_url) as conn:
+            applied = conn.execute("SELECT count(*) FROM _yoyo_migration").fetchone()
+        assert applied is not None and applied[0] >= 1, "migrations ran on the given server"
+        assert run.get("/readyz").status_code == 200
+        children = run.descendants()
+        assert run.stop(signal.SIGINT) == 0
+        assert wait_gone(children) == []
+    finally:
+        with psycopg.connect(pg_server_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_killed_matcha_run_takes_its_servers_with_it(
+    tmp_path: Path, runs: list[MatchaRun]
+) -> None:
+    run = start_matcha_run(tmp_path / "var")
+    runs.append(run)
+    children = run.descendants()
+    assert children
+    run.proc.kill()  # no chance to clean up: the kernel tells each child its parent died
+    run.proc.wait()
+    assert wait_gone(children, timeout=60) == []
