@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Litestar, get, post
 from litestar.datastructures import State
-from litestar.params import Parameter
+from litestar.params import QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
 from service.api.auth import Player
@@ -107,7 +107,7 @@ async def list_disputes(match_id: str, player: Player, state: State) -> list[Dis
 async def audit(
     match_id: str,
     pool: AsyncConnectionPool,
-    gap_s: Annotated[float, Parameter(query="gap_s", gt=0)] = DEFAULT_GAP_S,
+    gap_s: Annotated[float, QueryParameter(gt=0)] = DEFAULT_GAP_S,
 ) -> AuditReport:
     """The full audit of a match: log, chain, re-fold, fairness, timing and verdict."""
     async with pool.connection() as conn:
@@ -150,11 +150,11 @@ async def annul_match(match_id: str, data: AnnulBody, player: Player, state: Sta
 async def list_admin_actions(
     store: EventStore,
     pool: AsyncConnectionPool,
-    ladder: Annotated[str | None, Parameter(query="ladder")] = None,
-    admin: Annotated[str | None, Parameter(query="admin")] = None,
-    kind: Annotated[str | None, Parameter(query="kind")] = None,
-    after: Annotated[str | None, Parameter(query="after")] = None,
-    limit: Annotated[int, Parameter(query="limit", ge=1, le=1000)] = 100,
+    ladder: Annotated[str | None, QueryParameter()] = None,
+    admin: Annotated[str | None, QueryParameter()] = None,
+    kind: Annotated[str | None, QueryParameter()] = None,
+    after: Annotated[str | None, QueryParameter()] = None,
+    limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
 ) -> list[AdminAction]:
     """Every admin action across ladders (decisions, annulments), oldest first.
 
