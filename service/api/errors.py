@@ -125,7 +125,7 @@ def _not_found(request: Request[Any, Any, Any], exc: Exception) -> Response[Prob
 
 
 _CODES_BY_STATUS = {
-    400: "bad_request",
+    400: "validation_error",  # litestar's own 400s: a body that is not JSON, a bad parameter
     401: "unauthorized",
     403: "forbidden",
     404: "not_found",
@@ -145,7 +145,10 @@ def _http_exception(request: Request[Any, Any, Any], exc: Exception) -> Response
         log.error("HTTP %s on %s: %s", status, request.url.path, exc.detail)
         return problem_response(request, status, "internal_error", "The server failed; try again.")
     code = _CODES_BY_STATUS.get(status, "bad_request")
-    return problem_response(request, status, code, str(exc.detail or HTTPStatus(status).phrase))
+    detail = str(exc.detail or HTTPStatus(status).phrase)
+    if code == "validation_error":
+        detail = f"The request is not valid: {detail}."
+    return problem_response(request, status, code, detail)
 
 
 def _internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:

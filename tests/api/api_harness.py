@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import random
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import psycopg
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+
+from schemas.commands import KeepCards, Pass, PlayCard
+from service.bots import Bot, heuristic_bot, random_bot
+from service.engine import State
+from service.engine.state import slot
 
 ADMIN_TOKEN = "admin-token-for-tests-" + "x" * 20
 
@@ -100,36 +107,81 @@ async def events_rows(url: str, match_id: str) -> list[tuple[Any, ...]]:
         return await cur.fetchall()
 
 
-def command_request(move: dict[str, Any], hand: list[str], rng: Any) -> tuple[str, dict[str, Any]]:
-    """The route and body for one of a view's ``legal_moves`` (a random bot's choice).
+def seat_state(view: dict[str, Any]) -> State:
+    """What one seat knows, as an engine ``State`` a bot (``service.bots``) can read.
 
-    For keeping, the view lists only "keep none" and "keep all"; the bot keeps
-    a random subset of its hand instead, to exercise every choice.
+    Built only from the seat's own ``MatchView`` (the HTTP response): its hand,
+    the tea cards, its own face-down cards, tokens, passes, whose turn. The
+    opponent's hand and cards are unknown and left empty: bots never read them.
     """
-    match move["type"]:
-        case "play_card":
-            return "play", {"card": move["card"], "target": move["target"]}
-        case "pass":
+    seat = view["viewer"]
+    placed: list[str | None] = [None] * 12
+    for pair in view["tatami"]:
+        for index, target in enumerate(("number", "suit")):
+            for s in (0, 1):
+                card = pair[target]["cards"][s]
+                if s == seat and card is not None:
+                    placed[slot(pair["round"], s, index)] = card
+    seats = view["seats"]
+    hands = [(), ()]
+    hands[seat] = tuple(seats[seat]["hand"] or ())
+    kept = [None, None]
+    kept[seat] = tuple(seats[seat]["kept"]) if seats[seat]["kept"] is not None else None
+    return msgspec.convert(
+        {
+            "match_id": view["match_id"],
+            "players": [seats[0]["player"], seats[1]["player"]],
+            "ruleset": view["ruleset"],
+            "phase": view["phase"],
+            "hand": view["hand"],
+            "round": view["round"],
+            "dealer": view["dealer"],
+            "to_move": view["to_move"],
+            "tokens": [seats[0]["tokens"], seats[1]["tokens"]],
+            "hands": hands,
+            "tea": [
+                {"number": p["number"]["tea_card"], "suit": p["suit"]["tea_card"]}
+                for p in view["tatami"]
+            ],
+            "placed": placed,
+            "passed": [seats[0]["passed"], seats[1]["passed"]],
+            "kept": kept,
+            "version": view["version"],
+        },
+        State,
+    )
+
+
+def bot_request(
+    view: dict[str, Any], bot: Bot, rng: random.Random
+) -> tuple[str, dict[str, Any]] | None:
+    """The route and body of the bot's next command, or None if this seat has nothing to do."""
+    if not view["legal_moves"]:
+        return None
+    command = bot(seat_state(view), view["viewer"], rng)
+    match command:
+        case PlayCard(card=card, target=target):
+            return "play", {"card": card, "target": target}
+        case Pass():
             return "pass", {}
-        case "keep_cards":
-            return "keep", {"cards": [c for c in hand if rng.random() < 0.5]}
-        case "resign":
-            return "resign", {}
-    raise AssertionError(f"unknown move {move}")
+        case KeepCards(cards=cards):
+            return "keep", {"cards": list(cards)}
+    raise AssertionError(f"unexpected bot command {command}")
 
 
 async def play_out(
     api: Api,
     match_id: str,
     seats: tuple[Account, Account],
-    rng: Any,
+    rng: random.Random,
     *,
+    bots: tuple[Bot, Bot] = (random_bot, heuristic_bot),
     max_commands: int = 3000,
 ) -> dict[str, Any]:
-    """Two random bots play the match to its end over HTTP; return seat 0's final view.
+    """Two bots play the match to its end over HTTP; return seat 0's final view.
 
-    Each bot reads only its own view (``GET /api/matches/{id}``) and sends one
-    of its legal moves, with the version it saw as ``expected_version``.
+    Each bot reads only its own view (``GET /api/matches/{id}`` and the
+    command responses) and sends its command with the version it saw.
     """
     views = [await api.view(match_id, seats[0]), await api.view(match_id, seats[1])]
     for _ in range(max_commands):
@@ -137,14 +189,11 @@ async def play_out(
             return views[0]
         acted = False
         for seat in (0, 1):
-            mine = views[seat]
-            moves = [m for m in mine["legal_moves"] if m["type"] != "resign"]
-            if not moves:
+            request = bot_request(views[seat], bots[seat], rng)
+            if request is None:
                 continue
-            route, body = command_request(
-                rng.choice(moves), list(mine["seats"][seat]["hand"] or []), rng
-            )
-            body["expected_version"] = mine["version"]
+            route, body = request
+            body["expected_version"] = views[seat]["version"]
             response = await api.client.post(
                 f"/api/matches/{match_id}/{route}", json=body, headers=seats[seat].auth
             )
@@ -154,3 +203,30 @@ async def play_out(
             views[1 - seat] = await api.view(match_id, seats[1 - seat])
         assert acted, f"nobody can move in {views[0]}"
     raise AssertionError("the match did not end")
+
+
+def assert_problem(response: Any, status: int, code: str) -> dict[str, Any]:
+    """The response is an RFC 9457 problem with this status and machine-readable code."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body: dict[str, Any] = response.json()
+    assert body["code"] == code, body
+    assert body["status"] == status
+    assert body["type"] == f"https://matcha.example/problems/{code}"
+    assert body["title"] and body["detail"] and body["instance"]
+    return body
+
+
+async def omniscient_state(url: str, match_id: str) -> State:
+    """The whole truth of a match: its events folded with its seed, read from the database."""
+    from schemas.events import decode_event
+    from service.engine import fold
+
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        cur = await conn.execute(
+            "SELECT data::text FROM events WHERE match_id = %s ORDER BY version", (match_id,)
+        )
+        events = [decode_event(row[0]) for row in await cur.fetchall()]
+        cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
+        row = await cur.fetchone()
+    return fold(events, row[0] if row else None)
