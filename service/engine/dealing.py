@@ -19,7 +19,8 @@ skipping a full hand, and the last two are set aside.
 
 import hashlib
 import re
-from collections.abc import Iterable
+import struct
+from collections.abc import Iterable, Iterator
 
 from schemas.cards import ALL_CARDS, Card, Seat
 from schemas.events import CardsKept, Event, HandDealt, HandEnded, MatchCreated, MatchEnded, TeaPair
@@ -29,6 +30,9 @@ _DOMAIN = SCHEME.encode()
 _SEED_RE = re.compile(r"[0-9a-f]{64}")
 _NON_ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] != "Z")
 _ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] == "Z")
+_WORDS = struct.Struct(">8I")
+_LIMITS: tuple[int, ...] = (0, *(2**32 - (2**32 % n) for n in range(1, 32)))
+"""Rejection limits for the small ``n`` a deal uses, computed once."""
 
 
 def valid_seed(seed: str) -> bool:
@@ -41,39 +45,39 @@ def commitment(seed: str) -> str:
     return hashlib.sha256(bytes.fromhex(seed)).hexdigest()
 
 
-class _Stream:
-    """The deterministic u32 stream of one shuffle of one hand."""
-
-    __slots__ = ("_block", "_buffer", "_offset", "_prefix")
-
-    def __init__(self, seed: bytes, hand: int, shuffle: int) -> None:
-        self._prefix = _DOMAIN + seed + hand.to_bytes(4, "big") + shuffle.to_bytes(4, "big")
-        self._block = 0
-        self._buffer = b""
-        self._offset = 0
-
-    def next_u32(self) -> int:
-        if self._offset >= len(self._buffer):
-            self._buffer = hashlib.sha256(self._prefix + self._block.to_bytes(4, "big")).digest()
-            self._block += 1
-            self._offset = 0
-        x = int.from_bytes(self._buffer[self._offset : self._offset + 4], "big")
-        self._offset += 4
-        return x
-
-    def uniform(self, n: int) -> int:
-        """A uniform integer in ``0..n-1`` by rejection sampling (no modulo bias)."""
-        limit = 2**32 - (2**32 % n)
-        while True:
-            x = self.next_u32()
-            if x < limit:
-                return x % n
+def stream(seed: bytes, hand: int, shuffle_no: int) -> Iterator[int]:
+    """The u32 words of shuffle ``shuffle_no`` of hand ``hand`` (for docs and checks)."""
+    prefix = _DOMAIN + seed + hand.to_bytes(4, "big") + shuffle_no.to_bytes(4, "big")
+    block = 0
+    while True:
+        yield from _WORDS.unpack(hashlib.sha256(prefix + block.to_bytes(4, "big")).digest())
+        block += 1
 
 
-def shuffle(cards: list[Card], stream: _Stream) -> None:
-    """Fisher-Yates, in place, drawing from ``stream``."""
+def shuffle(cards: list[Card], seed: bytes, hand: int, shuffle_no: int) -> None:
+    """Fisher-Yates in place, each swap index drawn by rejection sampling from the stream.
+
+    Equivalent to reading ``stream(...)`` one word at a time; written out
+    because dealing is on the self-play hot path.
+    """
+    prefix = _DOMAIN + seed + hand.to_bytes(4, "big") + shuffle_no.to_bytes(4, "big")
+    words: tuple[int, ...] = ()
+    block = 0
+    pos = 0
     for i in range(len(cards) - 1, 0, -1):
-        j = stream.uniform(i + 1)
+        n = i + 1
+        limit = _LIMITS[n] if n < len(_LIMITS) else 2**32 - (2**32 % n)
+        while True:
+            if pos == len(words):
+                digest = hashlib.sha256(prefix + block.to_bytes(4, "big")).digest()
+                words = _WORDS.unpack(digest)
+                block += 1
+                pos = 0
+            x = words[pos]
+            pos += 1
+            if x < limit:  # rejection sampling: no modulo bias
+                break
+        j = x % n
         cards[i], cards[j] = cards[j], cards[i]
 
 
@@ -92,9 +96,9 @@ def deal(
     key = bytes.fromhex(seed)
     held = set(kept[0]) | set(kept[1])
     first = [c for c in _NON_ZERO if c not in held]
-    shuffle(first, _Stream(key, hand, 1))
+    shuffle(first, key, hand, 1)
     second = first[6:] + [c for c in _ZERO if c not in held]
-    shuffle(second, _Stream(key, hand, 2))
+    shuffle(second, key, hand, 2)
     hands = [list(kept[0]), list(kept[1])]
     seat: int = 1 - dealer
     position = 0

@@ -3,11 +3,12 @@
 A seat command's events include all its consequences (automatic passes, the
 reveal, the win check, the hand end, the next deal, the match end), so the
 log alone tells the whole story. Each emitted event is applied at once to a
-scratch copy of the state (``Table``), so consequences are computed from the
-very same ``apply`` that folding uses.
+scratch copy of the state (``Table``) with the very ``apply`` that folding
+uses, so consequences are computed from the state the log will produce.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 from schemas.cards import Card, RoundNo, Seat
 from schemas.commands import Command, KeepCards, Pass, PlayCard, Resign, StartMatch
@@ -24,12 +25,10 @@ from schemas.events import (
 from service.engine.dealing import SCHEME, commitment, deal, valid_seed
 from service.engine.evolve import apply
 from service.engine.reveal import reveal
-from service.engine.state import State, Table, freeze, slot, thaw
-from service.engine.turns import can_play, must_keep, other
+from service.engine.state import State, Table, freeze, thaw
+from service.engine.turns import must_keep, other
 from service.engine.winning import check_win, compare, last_hand
 from service.errors import RuleError
-
-Emit = Callable[[Event], None]
 
 
 def decide(state: State, command: Command) -> list[Event]:
@@ -40,31 +39,20 @@ def decide(state: State, command: Command) -> list[Event]:
 def step(state: State, command: Command) -> tuple[State, list[Event]]:
     """``decide`` and the state after its events, in one pass (what a caller usually wants)."""
     t = thaw(state)
-    events: list[Event] = []
-
-    def emit(event: Event) -> None:
-        apply(t, event)
-        events.append(event)
-
-    match command:
-        case StartMatch():
-            _start(t, command, emit)
-        case PlayCard():
-            _check_playing(t, command.seat)
-            _play(t, command, emit)
-        case Pass():
-            _check_playing(t, command.seat)
-            emit(Passed(seat=command.seat, hand=t.hand, round=_round(t)))
-        case KeepCards():
-            _check_keeping(t, command)
-            chosen = set(command.cards)
-            kept = tuple(c for c in t.hands[command.seat] if c in chosen)
-            emit(CardsKept(seat=command.seat, hand=t.hand, cards=kept))
-        case Resign():
-            _check_live(t)
-            _end(t, emit, other(command.seat), "resigned")
-    _settle(t, emit)
+    events = run(t, command)
     return freeze(t), events
+
+
+def run(t: Table, command: Command) -> list[Event]:
+    """Decide ``command`` on the mutable table ``t`` and apply its events to it.
+
+    The engine's inner loop (``step`` and self-play use it). If it raises
+    ``RuleError``, ``t`` must be thrown away.
+    """
+    events: list[Event] = []
+    _COMMANDS[type(command)](t, command, events)
+    _settle(t, events)
+    return events
 
 
 def time_out(state: State, seat: Seat) -> list[Event]:
@@ -72,16 +60,16 @@ def time_out(state: State, seat: Seat) -> list[Event]:
     t = thaw(state)
     _check_live(t)
     events: list[Event] = []
-
-    def emit(event: Event) -> None:
-        apply(t, event)
-        events.append(event)
-
-    _end(t, emit, other(seat), "timeout")
+    _end(t, events, other(seat), "timeout")
     return events
 
 
-# -- checks ----------------------------------------------------------------
+def _emit(t: Table, events: list[Event], event: Event) -> None:
+    apply(t, event)
+    events.append(event)
+
+
+# -- checks: the order is the order a player would want to be told ----------
 
 
 def _check_live(t: Table) -> None:
@@ -93,15 +81,17 @@ def _check_live(t: Table) -> None:
         raise RuleError("not_started", "This match has not started yet.")
 
 
-def _check_playing(t: Table, seat: int) -> None:
-    _check_live(t)
+def _check_turn(t: Table, seat: Seat) -> None:
     if t.phase != "playing":
+        _check_live(t)
         raise RuleError(
             "wrong_phase", "The hand is over: choose which cards to keep for the next hand."
         )
-    if t.passed[seat]:
-        raise RuleError("already_passed", "You have passed; you take no more turns this round.")
     if t.to_move != seat:
+        if t.passed[seat]:
+            raise RuleError(
+                "already_passed", "You have passed; you take no more turns this round."
+            )
         raise RuleError("not_your_turn", "It is not your turn.")
 
 
@@ -112,9 +102,9 @@ def _check_keeping(t: Table, command: KeepCards) -> None:
     seat = command.seat
     if t.kept[seat] is not None:
         raise RuleError("already_kept", "You have already chosen which cards to keep.")
-    if not t.hands[seat]:
-        raise RuleError("wrong_phase", "You hold no cards, so there is nothing to keep.")
     hand = t.hands[seat]
+    if not hand:
+        raise RuleError("wrong_phase", "You hold no cards, so there is nothing to keep.")
     for card in command.cards:
         if card not in hand:
             raise RuleError("card_not_keepable", f"You cannot keep {card}: it is not in your hand.")
@@ -130,7 +120,7 @@ def _round(t: Table) -> RoundNo:
 # -- commands --------------------------------------------------------------
 
 
-def _start(t: Table, command: StartMatch, emit: Emit) -> None:
+def _start(t: Table, command: StartMatch, events: list[Event]) -> None:
     if t.match_id or t.phase != "new":
         raise RuleError("wrong_phase", "This match has already been created.")
     if not valid_seed(command.seed):
@@ -138,84 +128,113 @@ def _start(t: Table, command: StartMatch, emit: Emit) -> None:
     if t.seed is not None and t.seed != command.seed:
         raise RuleError("no_seed", "The shuffle seed given twice does not agree.")
     t.seed = command.seed
-    emit(
-        MatchCreated(
-            match_id=command.match_id,
-            players=command.players,
-            ruleset=command.ruleset,
-            first_dealer=command.first_dealer,
-            seed_commitment=commitment(command.seed),
-            ladder_id=command.ladder_id,
-            dealing_scheme=SCHEME,
-        )
+    created = MatchCreated(
+        match_id=command.match_id,
+        players=command.players,
+        ruleset=command.ruleset,
+        first_dealer=command.first_dealer,
+        seed_commitment=commitment(command.seed),
+        ladder_id=command.ladder_id,
+        dealing_scheme=SCHEME,
     )
-    emit(deal(command.seed, 1, command.first_dealer, ((), ()), command.ruleset.hand_size))
+    _emit(t, events, created)
+    hand_size = command.ruleset.hand_size
+    _emit(t, events, deal(command.seed, 1, command.first_dealer, ((), ()), hand_size))
 
 
-def _play(t: Table, command: PlayCard, emit: Emit) -> None:
+def _play(t: Table, command: PlayCard, events: list[Event]) -> None:
     seat, card = command.seat, command.card
+    _check_turn(t, seat)
     if card not in t.hands[seat]:
         raise RuleError("card_not_in_hand", f"You do not hold {card}.")
-    i = slot(t.round, seat, 0 if command.target == "number" else 1)
+    i = (t.round - 1) * 4 + seat * 2 + (0 if command.target == "number" else 1)
     if t.placed[i] is not None:
         raise RuleError(
             "target_taken", f"You already have a card beside the {command.target} target."
         )
-    emit(CardPlayed(seat=seat, hand=t.hand, round=_round(t), card=card, target=command.target))
+    played = CardPlayed(seat=seat, hand=t.hand, round=_round(t), card=card, target=command.target)
+    _emit(t, events, played)
+
+
+def _pass(t: Table, command: Pass, events: list[Event]) -> None:
+    _check_turn(t, command.seat)
+    _emit(t, events, Passed(seat=command.seat, hand=t.hand, round=_round(t)))
+
+
+def _keep(t: Table, command: KeepCards, events: list[Event]) -> None:
+    _check_keeping(t, command)
+    # Kept cards keep their order in hand: the order the next deal puts them first in.
+    chosen = set(command.cards)
+    kept = tuple([c for c in t.hands[command.seat] if c in chosen])
+    _emit(t, events, CardsKept(seat=command.seat, hand=t.hand, cards=kept))
+
+
+def _resign(t: Table, command: Resign, events: list[Event]) -> None:
+    _check_live(t)
+    _end(t, events, other(command.seat), "resigned")
+
+
+_COMMANDS: dict[type, Callable[[Table, Any, list[Event]], None]] = {
+    PlayCard: _play,
+    Pass: _pass,
+    KeepCards: _keep,
+    Resign: _resign,
+    StartMatch: _start,
+}
 
 
 # -- consequences ----------------------------------------------------------
 
 
-def _settle(t: Table, emit: Emit) -> None:
+def _settle(t: Table, events: list[Event]) -> None:
     """Emit every consequence until a seat has to act (or the match is over)."""
     while not t.ended and not t.annulled:
         if t.phase == "playing":
-            if t.passed[0] and t.passed[1]:
-                _reveal(t, emit)
-            elif t.to_move is not None and not can_play(t, t.to_move):
-                emit(Passed(seat=t.to_move, hand=t.hand, round=_round(t), automatic=True))
-            else:
+            seat = t.to_move
+            if seat is None:  # both passed
+                _reveal(t, events)
+                continue
+            # RULES §4 decision: no card, or both targets of the round taken -> pass.
+            i = (t.round - 1) * 4 + seat * 2
+            if t.hands[seat] and (t.placed[i] is None or t.placed[i + 1] is None):
                 return
+            _emit(t, events, Passed(seat=seat, hand=t.hand, round=_round(t), automatic=True))
         elif t.phase == "keeping":
             if must_keep(t, 0) or must_keep(t, 1):
                 return
-            _deal_next(t, emit)
+            _deal_next(t, events)
         else:
             return
 
 
-def _reveal(t: Table, emit: Emit) -> None:
+def _reveal(t: Table, events: list[Event]) -> None:
     round_no = _round(t)
-    i = slot(round_no, 0, 0)
+    i = (round_no - 1) * 4
     p = t.placed
-    emit(
-        reveal(
-            t.hand, round_no, t.tea[round_no - 1], (p[i], p[i + 1], p[i + 2], p[i + 3]),
-            t.tokens, t.ruleset,
-        )
-    )  # fmt: skip
+    placed = (p[i], p[i + 1], p[i + 2], p[i + 3])
+    tea = t.tea[round_no - 1]
+    _emit(t, events, reveal(t.hand, round_no, tea, placed, t.tokens, t.ruleset))
     winner, by_comparison = check_win(t.tokens, t.ruleset)
     if winner is not None:
-        _end(t, emit, winner, "comparison" if by_comparison else "qualified")
+        _end(t, events, winner, "comparison" if by_comparison else "qualified")
     elif round_no == 3:
         if last_hand(t.hand, t.ruleset):
-            _end(t, emit, compare(t.tokens[0], t.tokens[1]), "hand_limit")
+            _end(t, events, compare(t.tokens[0], t.tokens[1]), "hand_limit")
         else:
-            emit(HandEnded(hand=t.hand))
+            _emit(t, events, HandEnded(hand=t.hand))
 
 
-def _deal_next(t: Table, emit: Emit) -> None:
+def _deal_next(t: Table, events: list[Event]) -> None:
     if t.seed is None:
         raise RuleError("no_seed", "The next hand cannot be dealt without the match's seed.")
     if t.seed_commitment is not None and commitment(t.seed) != t.seed_commitment:
         raise RuleError("no_seed", "The seed given does not match this match's commitment.")
     kept: tuple[tuple[Card, ...], tuple[Card, ...]] = (t.kept[0] or (), t.kept[1] or ())
     dealer = other(t.dealer if t.dealer is not None else 1)
-    emit(deal(t.seed, t.hand + 1, dealer, kept, t.ruleset.hand_size))
+    _emit(t, events, deal(t.seed, t.hand + 1, dealer, kept, t.ruleset.hand_size))
 
 
-def _end(t: Table, emit: Emit, winner: Seat | None, reason: EndReason) -> None:
+def _end(t: Table, events: list[Event], winner: Seat | None, reason: EndReason) -> None:
     if t.seed is None:
         raise RuleError("no_seed", "The match cannot end without revealing its seed.")
-    emit(MatchEnded(winner=winner, reason=reason, seed=t.seed))
+    _emit(t, events, MatchEnded(winner=winner, reason=reason, seed=t.seed))

@@ -122,6 +122,9 @@ class Table(msgspec.Struct):
 
 assert State.__struct_fields__ == Table.__struct_fields__, "State and Table must stay twins"
 
+Board: TypeAlias = State | Table
+"""Either form, for read-only helpers (legal moves, bots) that serve both."""
+
 _astuple = msgspec.structs.astuple
 
 

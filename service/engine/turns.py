@@ -2,10 +2,10 @@
 
 from schemas.cards import Seat
 from schemas.commands import KeepCards, Pass, PlayCard, SeatCommand
-from service.engine.state import State, Table, slot
+from service.engine.state import Board, Table, slot
 
 
-def can_play(t: Table | State, seat: int) -> bool:
+def can_play(t: Board, seat: int) -> bool:
     """A seat has a legal play: a card in hand and a target of this round still free for it."""
     if not t.hands[seat]:
         return False
@@ -29,12 +29,12 @@ def next_to_move(t: Table, mover: Seat) -> Seat | None:
     return None
 
 
-def must_keep(t: Table | State, seat: int) -> bool:
+def must_keep(t: Board, seat: int) -> bool:
     """Between hands, a seat that still holds cards must choose which to keep (RULES §7)."""
     return t.phase == "keeping" and t.kept[seat] is None and bool(t.hands[seat])
 
 
-def legal_moves(state: State | Table, seat: Seat) -> list[SeatCommand]:
+def legal_moves(state: Board, seat: Seat) -> list[SeatCommand]:
     """The seat's legal commands now, for bots and UI hints.
 
     While playing and on turn: every (card, free target) play, then ``Pass``.
