@@ -25,10 +25,7 @@ def settings(database_url: str, redis_server_url: str, redis_prefix: str) -> Set
 
 
 @pytest.fixture
-def app(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Litestar:
-    import service.api.app as app_module  # TEMP: ops plugin in progress breaks startup
-
-    monkeypatch.setattr(app_module, "PLUGINS", [])
+def app(settings: Settings) -> Litestar:
     return create_app(settings)
 
 
