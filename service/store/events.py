@@ -66,18 +66,34 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
 
 _COLUMNS = "position, match_id, version, type, data::text, actor, recorded_at, prev_hash, hash"
 
-_INSERT_EVENTS = """
+_APPEND = """
+WITH barrier AS (
+    -- Held until commit; read_all's barrier waits for it (module docstring).
+    -- The events below are produced only after this row exists, so the lock
+    -- is taken before the INSERT draws positions from the sequence.
+    SELECT pg_advisory_xact_lock_shared(%(lock)s)
+),
+new_key AS (
+    INSERT INTO idempotency_keys
+        (actor, key, match_id, request_hash, first_version, last_version)
+    SELECT %(actor)s, %(key)s, %(match_id)s, %(request_hash)s, %(first)s, %(last)s
+    WHERE %(key)s::text IS NOT NULL
+),
+new_seed AS (
+    INSERT INTO match_seeds (match_id, seed)
+    SELECT %(match_id)s, %(seed)s WHERE %(seed)s::text IS NOT NULL
+)
 INSERT INTO events (match_id, version, type, data, actor, recorded_at, prev_hash, hash)
-SELECT %s, u.version, u.type, u.data::jsonb, %s, %s, u.prev_hash, u.hash
-FROM unnest(%s::int[], %s::text[], %s::text[], %s::bytea[], %s::bytea[])
+SELECT %(match_id)s, u.version, u.type, u.data::jsonb, %(actor)s, %(recorded_at)s,
+       decode(u.prev_hash, 'hex'), decode(u.hash, 'hex')
+FROM barrier, unnest(%(versions)s::int[], %(types)s::text[], %(datas)s::text[],
+                     %(prevs)s::text[], %(hashes)s::text[])
      AS u(version, type, data, prev_hash, hash)
 RETURNING position, version
 """
-
-_INSERT_KEY = """
-INSERT INTO idempotency_keys (actor, key, match_id, request_hash, first_version, last_version)
-VALUES (%s, %s, %s, %s, %s, %s)
-"""
+"""One statement on an autocommit connection, so one implicit transaction and
+one round trip: the lock, the events, the idempotency key and the seed commit
+together or not at all."""
 
 
 def event_type(event: Event) -> str:
@@ -205,31 +221,29 @@ class EventStore:
                 prev_hash = hash_
             first, last = versions[0], versions[-1]
 
+            params = {
+                "lock": APPEND_LOCK_KEY,
+                "match_id": match_id,
+                "actor": actor,
+                "key": idempotency_key,
+                "request_hash": request_hash,
+                "first": first,
+                "last": last,
+                "seed": seed,
+                "recorded_at": recorded_at,
+                "versions": versions,
+                "types": types,
+                "datas": datas,
+                "prevs": [h.hex() for h in prevs],
+                "hashes": [h.hex() for h in hashes],
+            }
             try:
-                # One pipeline: BEGIN, lock, inserts and COMMIT in a single round trip.
-                async with conn.pipeline(), conn.transaction():
-                    await conn.execute(
-                        "SELECT pg_advisory_xact_lock_shared(%s)", (APPEND_LOCK_KEY,)
-                    )
-                    if idempotency_key is not None:
-                        # Before the events: a retry must be told "replayed", not "conflict".
-                        await conn.execute(
-                            _INSERT_KEY,
-                            (actor, idempotency_key, match_id, request_hash, first, last),
-                        )
-                    inserted = await conn.execute(
-                        _INSERT_EVENTS,
-                        (match_id, actor, recorded_at, versions, types, datas, prevs, hashes),
-                    )
-                    if seed is not None:
-                        await conn.execute(
-                            "INSERT INTO match_seeds (match_id, seed) VALUES (%s, %s)",
-                            (match_id, seed),
-                        )
-                rows = await inserted.fetchall()
+                cur = await conn.execute(_APPEND, params)
+                rows = await cur.fetchall()
             except errors.UniqueViolation as exc:
-                constraint = exc.diag.constraint_name
-                if constraint == "idempotency_keys_pkey" and idempotency_key is not None:
+                # The key, the version or the seed was taken by a committed
+                # append. A used key means a retry: it wins over the conflict.
+                if idempotency_key is not None:
                     earlier = await self._replay(
                         conn, match_id, actor, idempotency_key, request_hash
                     )

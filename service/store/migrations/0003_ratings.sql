@@ -1,0 +1,64 @@
+-- Elo ratings per ladder: a projection of the match_ended and match_annulled
+-- events (workers/ratings.py). Everything here can be deleted and rebuilt
+-- from the events table (POST /api/admin/ladders/{id}/recompute).
+-- Owned by the workers part. (No percent signs or colon-names: see 0001.)
+--
+-- UNLOGGED, all three tables: a full recompute of a big ladder rewrites
+-- millions of history rows, and skipping the WAL makes that several times
+-- faster. The price: after a PostgreSQL crash they come back empty (all three
+-- together, so the recorded position is empty too) and the workers' catch-up
+-- rebuilds them from the log, which is the truth; they are not streamed to
+-- replicas. Ids use the "C" collation: byte order, the cheapest to index.
+
+-- A player's current standing on a ladder.
+CREATE UNLOGGED TABLE ratings (
+    ladder_id       text COLLATE "C" NOT NULL,
+    player_id       text COLLATE "C" NOT NULL,
+    rating          double precision NOT NULL,
+    games           integer          NOT NULL CHECK (games >= 0),
+    wins            integer          NOT NULL CHECK (wins >= 0),
+    draws           integer          NOT NULL CHECK (draws >= 0),
+    losses          integer          NOT NULL CHECK (losses >= 0),
+    peak            double precision NOT NULL,
+    -- Sticky: once the player reached the ladder's master rating (2400),
+    -- their K stays at k_master even if they fall below it again.
+    reached_master  boolean          NOT NULL,
+    provisional     boolean          NOT NULL,
+    PRIMARY KEY (ladder_id, player_id)
+);
+-- The leaderboard reads a ladder's players best first.
+CREATE INDEX ratings_leaderboard ON ratings (ladder_id, rating DESC, player_id);
+
+-- One row per player per rated match: the rating before and after it.
+-- `position` is the global position of the match's match_ended event.
+CREATE UNLOGGED TABLE rating_history (
+    ladder_id    text COLLATE "C" NOT NULL,
+    player_id    text COLLATE "C" NOT NULL,
+    position     bigint           NOT NULL,
+    match_id     text             NOT NULL,
+    opponent_id  text             NOT NULL,
+    score        double precision NOT NULL CHECK (score IN (0, 0.5, 1)),
+    before       double precision NOT NULL,
+    after        double precision NOT NULL,
+    change       double precision NOT NULL,
+    PRIMARY KEY (ladder_id, player_id, position)
+);
+
+-- The last global event position a ladder's ratings include. Written in the
+-- same transaction as the ratings, so a job that runs twice (or is retried
+-- after a crash) finds nothing new the second time.
+CREATE UNLOGGED TABLE ladder_projections (
+    ladder_id      text        PRIMARY KEY,
+    position       bigint      NOT NULL,
+    matches        integer     NOT NULL,
+    recomputed_at  timestamptz,
+    updated_at     timestamptz NOT NULL DEFAULT now()
+);
+
+-- A ladder recompute reads the match_created events of one ladder: index
+-- them by ladder so it never scans other ladders' matches.
+CREATE INDEX events_ladder_created_idx ON events ((data ->> 'ladder_id'))
+    WHERE type = 'match_created';
+
+REVOKE ALL ON ratings, rating_history, ladder_projections FROM PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ratings, rating_history, ladder_projections TO matcha_app;
