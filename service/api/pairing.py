@@ -213,7 +213,8 @@ async def decline_challenge(
 async def join_queue(
     ladder_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchService
 ) -> QueueResult:
-    """Wait for an opponent; pairs at once with the waiting member of nearest rating."""
+    """Wait for an opponent: pairs at once with the waiting member of nearest rating
+    (within the ladder's ``rating.max_difference``), else waits in the queue."""
     async with pool.connection() as conn, conn.transaction():
         ladder = await ladder_by_id(conn, ladder_id)
         if not await is_member(conn, ladder_id, player.id):
@@ -226,10 +227,13 @@ async def join_queue(
         # nothing, and the lock is released by COMMIT/ROLLBACK on any path.
         await conn.execute("SELECT pg_advisory_xact_lock(hashtext('queue:' || %s))", (ladder_id,))
         rating = await rating_of(conn, ladder_id, player.id)
+        # Nearest rating first (then who waited longest), within the ladder's
+        # max_difference: players farther apart than that keep waiting.
         cur = await conn.execute(
             "SELECT player_id FROM match_queue WHERE ladder_id = %s AND player_id <> %s"
+            " AND abs(rating - %s) <= %s"
             " ORDER BY abs(rating - %s), joined_at, player_id LIMIT 1",
-            (ladder_id, player.id, rating),
+            (ladder_id, player.id, rating, ladder.rating.max_difference, rating),
         )
         row = await cur.fetchone()
         if row is None:
