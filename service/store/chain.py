@@ -11,8 +11,9 @@ bytes for version 1). ``canonical_bytes`` is
 with ``field(x) = len(x).to_bytes(4, "big") + x`` over UTF-8 bytes, so no
 choice of ids can make two different rows share canonical bytes;
 ``recorded_at`` is the UTC instant as ``YYYY-MM-DDTHH:MM:SS.ffffffZ``; and
-``event_bytes`` is ``schemas.events.encode_event(event)`` (msgspec JSON,
-fields in declaration order, no whitespace). docs/event-store.md repeats this.
+``event_bytes`` is ``schemas.events.encode_event(event)`` (msgspec JSON: the
+tag first, then every field in ``msgspec.structs.fields`` order, no whitespace).
+docs/event-store.md repeats this.
 
 The stored ``data`` is JSONB, which reorders keys; the canonical bytes are
 therefore recomputed by decoding ``data`` into the event and encoding it

@@ -51,7 +51,7 @@ async def check_idle_connection(conn: psycopg.AsyncConnection[Any]) -> None:
     """Raise if a connection about to be lent out is dead; cheap when it is alive.
 
     ``AsyncConnectionPool.check_connection`` pings the server: one round trip
-    per borrow, which cost a third of the append rate (bench/bench_store.py).
+    per borrow, which held bench/bench_store.py's append_ratio near 0.3.
     An idle connection has nothing to read, so a socket that is readable means
     the server sent something (a shutdown or termination notice, or EOF): only
     then is it pinged, and a dead one raises and is replaced by the pool.
