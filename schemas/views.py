@@ -211,4 +211,4 @@ class MatchView(msgspec.Struct, frozen=True, kw_only=True):
     seed: str | None
     """The shuffle seed, once the match is over (RULES §8, §10)."""
     set_aside: tuple[Card, ...] | None
-    """The two set-aside cards, once the match is over."""
+    """The two set-aside cards: to an administrator, and to everyone once the match is over."""

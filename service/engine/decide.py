@@ -89,9 +89,7 @@ def _check_turn(t: Table, seat: Seat) -> None:
         )
     if t.to_move != seat:
         if t.passed[seat]:
-            raise RuleError(
-                "already_passed", "You have passed; you take no more turns this round."
-            )
+            raise RuleError("already_passed", "You have passed; you take no more turns this round.")
         raise RuleError("not_your_turn", "It is not your turn.")
 
 
@@ -107,7 +105,7 @@ def _check_keeping(t: Table, command: KeepCards) -> None:
         raise RuleError("wrong_phase", "You hold no cards, so there is nothing to keep.")
     for card in command.cards:
         if card not in hand:
-            raise RuleError("card_not_keepable", f"You cannot keep {card}: it is not in your hand.")
+            raise RuleError("card_not_keepable", "You can keep only cards in your hand.")
     if len(set(command.cards)) != len(command.cards):
         raise RuleError("card_not_keepable", "Name each card you keep only once.")
 
@@ -146,7 +144,8 @@ def _play(t: Table, command: PlayCard, events: list[Event]) -> None:
     seat, card = command.seat, command.card
     _check_turn(t, seat)
     if card not in t.hands[seat]:
-        raise RuleError("card_not_in_hand", f"You do not hold {card}.")
+        # Never echo the card: the sentence must not name a card the opponent may hold.
+        raise RuleError("card_not_in_hand", "You do not hold that card.")
     i = (t.round - 1) * 4 + seat * 2 + (0 if command.target == "number" else 1)
     if t.placed[i] is not None:
         raise RuleError(

@@ -222,5 +222,5 @@ def view(
         ),
         seed_commitment=state.seed_commitment,
         seed=state.seed if over else None,
-        set_aside=(state.set_aside if over and (viewer == "omniscient" or not hide) else None),
+        set_aside=state.set_aside if viewer == "omniscient" or (over and not hide) else None,
     )

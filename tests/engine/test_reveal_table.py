@@ -31,7 +31,7 @@ def test_given_no_card_beside_a_target_when_revealed_then_nothing_happens() -> N
     )  # fmt: skip
 
 
-def test_given_a_lone_card_that_does_not_match_when_revealed_then_it_wins_the_tea_suit_token_unseen() -> None:  # noqa: E501
+def test_given_a_lone_card_that_does_not_match_then_it_wins_the_tea_suit_token_unseen() -> None:
     reveal = round_one(
         ("M1", "M3", "C2", "S2", "Z1"), ("M4", "C4", "W3", "S3", "Z2"),
         [(0, "M3", "number")],
@@ -52,7 +52,7 @@ def test_given_a_lone_zero_card_when_revealed_then_it_still_wins_and_no_chasen_i
     assert suit.given == (TokenAward(seat=0, kind="chawan"),)
 
 
-def test_given_both_cards_match_a_number_target_then_the_higher_suit_wins_and_the_other_gets_nothing() -> None:  # noqa: E501
+def test_given_both_cards_match_a_number_target_then_the_higher_suit_alone_wins() -> None:
     # number tea M2: C2 (chawan) beats W2 (water)
     reveal = round_one(
         ("C2", "M1", "M3", "S3", "Z1"), ("W2", "M4", "C4", "W3", "Z2"),

@@ -44,9 +44,7 @@ def test_given_the_non_dealer_moved_last_in_round_one_then_the_dealer_still_open
 
 def test_given_a_player_passed_then_the_other_keeps_taking_turns() -> None:
     state = given(dealt(TEA, HAND0, HAND1))
-    state, _ = play_through(
-        state, Pass(seat=0), PlayCard(seat=1, card="M4", target="number")
-    )
+    state, _ = play_through(state, Pass(seat=0), PlayCard(seat=1, card="M4", target="number"))
     assert state.to_move == 1
 
 

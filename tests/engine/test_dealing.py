@@ -1,0 +1,122 @@
+"""RULES §3, §10: dealing from the seed (docs/dealing.md), commitments, and checking a log."""
+
+import hashlib
+import random
+
+import msgspec
+from engine_script import SEED
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schemas.cards import ALL_CARDS
+from schemas.events import HandDealt, MatchCreated, MatchEnded, TeaPair
+from schemas.rules import STANDARD
+from service.bots import random_bot
+from service.engine import check_deals, commitment, deal
+from service.engine.selfplay import play_match
+
+WORKED_SEED = bytes(range(32)).hex()
+
+
+def second_implementation(seed: str, hand: int, dealer: int, kept=((), ())):
+    """docs/dealing.md, re-implemented from the text alone (a cross-check)."""
+
+    def words(shuffle_no: int):
+        block = 0
+        while True:
+            data = b"matcha-deal-v1" + bytes.fromhex(seed)
+            data += hand.to_bytes(4, "big") + shuffle_no.to_bytes(4, "big")
+            digest = hashlib.sha256(data + block.to_bytes(4, "big")).digest()
+            for k in range(0, 32, 4):
+                yield int.from_bytes(digest[k : k + 4], "big")
+            block += 1
+
+    def fisher_yates(cards, shuffle_no):
+        draw = words(shuffle_no)
+        for i in range(len(cards) - 1, 0, -1):
+            n = i + 1
+            while (x := next(draw)) >= 2**32 - 2**32 % n:
+                pass
+            j = x % n
+            cards[i], cards[j] = cards[j], cards[i]
+        return cards
+
+    held = set(kept[0]) | set(kept[1])
+    first = fisher_yates([c for c in ALL_CARDS if c not in held and c[0] != "Z"], 1)
+    zeros = [c for c in ALL_CARDS if c not in held and c[0] == "Z"]
+    second = fisher_yates(first[6:] + zeros, 2)
+    hands = [list(kept[0]), list(kept[1])]
+    seat = 1 - dealer
+    while len(hands[0]) < 5 or len(hands[1]) < 5:
+        if len(hands[seat]) < 5:
+            hands[seat].append(second.pop(0))
+        seat = 1 - seat
+    return first[:6], hands, second
+
+
+def test_the_worked_example_of_docs_dealing_md() -> None:
+    assert commitment(WORKED_SEED) == (
+        "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd"
+    )
+    assert deal(WORKED_SEED, 1, 0) == HandDealt(
+        hand=1,
+        dealer=0,
+        tea=(
+            TeaPair(number="S4", suit="S2"),
+            TeaPair(number="C3", suit="W3"),
+            TeaPair(number="S1", suit="S3"),
+        ),
+        hands=(("M1", "C2", "Z2", "C1", "W1"), ("W4", "Z1", "M2", "C4", "M3")),
+        set_aside=("M4", "W2"),
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.binary(min_size=32, max_size=32).map(bytes.hex),
+    hand=st.integers(1, 12),
+    dealer=st.sampled_from([0, 1]),
+    kept_mask=st.lists(st.sampled_from([None, 0, 1]), min_size=18, max_size=18),
+)
+def test_the_engine_deals_what_an_independent_implementation_of_the_document_deals(
+    seed: str, hand: int, dealer: int, kept_mask: list
+) -> None:
+    kept0 = tuple(c for c, m in zip(ALL_CARDS, kept_mask, strict=True) if m == 0)[:5]
+    kept1 = tuple(c for c, m in zip(ALL_CARDS, kept_mask, strict=True) if m == 1)[:5]
+    dealt = deal(seed, hand, dealer, (kept0, kept1))  # type: ignore[arg-type]
+    tea, hands, rest = second_implementation(seed, hand, dealer, (kept0, kept1))
+    assert [c for p in dealt.tea for c in (p.number, p.suit)] == tea
+    assert [list(h) for h in dealt.hands] == hands
+    assert list(dealt.set_aside) == rest
+    everything = [*tea, *hands[0], *hands[1], *rest]
+    assert sorted(everything) == sorted(ALL_CARDS)
+
+
+def test_given_an_honest_log_then_check_deals_finds_nothing() -> None:
+    _, log = play_match((random_bot, random_bot), STANDARD, random.Random(5))
+    seed = next(e.seed for e in log if isinstance(e, MatchEnded))
+    assert check_deals(log, seed) == []
+
+
+def test_given_a_tampered_deal_then_check_deals_names_its_hand_and_version() -> None:
+    _, log = play_match((random_bot, random_bot), STANDARD, random.Random(6))
+    seed = next(e.seed for e in log if isinstance(e, MatchEnded))
+    first = log[1]
+    assert isinstance(first, HandDealt)
+    swapped = msgspec.structs.replace(first, hands=(first.hands[1], first.hands[0]))
+    problems = check_deals([log[0], swapped, *log[2:]], seed)
+    assert problems == ["Event 2: hand 1 was not dealt as the seed gives."]
+
+
+def test_given_another_seed_then_the_commitment_does_not_match() -> None:
+    _, log = play_match((random_bot, random_bot), STANDARD, random.Random(7))
+    problems = check_deals(log, SEED)
+    assert problems[0].startswith("Event 1: the seed does not match the commitment")
+
+
+def test_the_commitment_is_published_when_the_match_is_created() -> None:
+    _, log = play_match((random_bot, random_bot), STANDARD, random.Random(8))
+    created = log[0]
+    assert isinstance(created, MatchCreated)
+    seed = next(e.seed for e in log if isinstance(e, MatchEnded))
+    assert created.seed_commitment == hashlib.sha256(bytes.fromhex(seed)).hexdigest()
