@@ -42,17 +42,26 @@ async function history(ladderId, playerId) {
   }
 }
 
-async function ladderSection(ladder) {
-  await learnLadder(ladder.id);
+async function ladderSection(ladder, redraw) {
+  const members = await learnLadder(ladder.id);
   let board = null;
   try {
     const data = await api(`/api/ladders/${enc(ladder.id)}/leaderboard`, { anonymous: true });
     board = Array.isArray(data) ? data : data.entries || data.players || data.leaderboard || [];
   } catch { board = null; }
   const me = auth.me;
-  const join = me ? h("button", { class: "btn", type: "button", onclick: async () => {
-    try { await api(`/api/ladders/${enc(ladder.id)}/members`, { method: "POST" }); toast(`You joined ${ladder.name}.`); } catch (e) { fail(e); }
+  const member = me && members.some((m) => m.player_id === me.id);
+  const join = me && !member ? h("button", { class: "btn", type: "button", "data-action": "join", onclick: async () => {
+    try { await api(`/api/ladders/${enc(ladder.id)}/members`, { method: "POST" }); toast(`You joined ${ladder.name}.`); redraw(); } catch (e) { fail(e); }
   } }, "Join") : null;
+  // The matchmaking queue: paired at once with the waiting member of nearest rating, or wait.
+  const queue = member ? h("button", { class: "btn primary", type: "button", "data-action": "queue", onclick: async (e) => {
+    try {
+      const res = await api(`/api/ladders/${enc(ladder.id)}/queue`, { method: "POST" });
+      if (res.status === "matched") location.assign(`/play/${res.match.match_id}`);
+      else { e.target.textContent = "Waiting for an opponent…"; e.target.disabled = true; }
+    } catch (err) { fail(err); }
+  } }, "Find a match") : null;
   const rows = (board || []).map((p, i) => {
     const pid = p.player_id || p.id;
     if (p.name) learn(pid, p.name);
@@ -63,7 +72,7 @@ async function ladderSection(ladder) {
       h("td", {}, Math.round(p.rating ?? 0)), h("td", {}, p.games ?? p.matches ?? ""), cell);
   });
   return h("section", { class: "panel ladder", "data-ladder": ladder.id, "aria-label": `Ladder ${ladder.name}` },
-    h("div", { class: "row" }, h("h2", {}, ladder.name), h("span", { class: "badge" }, ladder.ruleset), join),
+    h("div", { class: "row" }, h("h2", {}, ladder.name), h("span", { class: "badge" }, ladder.ruleset), join, queue),
     board === null
       ? h("p", { class: "muted" }, "The leaderboard is not available yet.")
       : rows.length
@@ -101,29 +110,31 @@ function matchTable(id, list, empty) {
 }
 
 export async function lobbyPage(root, account) {
+  let live = new Map();   // live matches by id, as last drawn
+  let streaming = false;
   const draw = async () => {
-    const [ladders, live, finished] = await Promise.all([
+    const [ladders, current, finished] = await Promise.all([
       api("/api/ladders", { anonymous: true }).catch((e) => { fail(e); return []; }),
       api("/api/matches?status=live&limit=50", { anonymous: true }).catch(() => []),
       api("/api/matches?status=finished&limit=30", { anonymous: true }).catch(() => []),
     ]);
-    const sections = await Promise.all(ladders.map(ladderSection));
-    const byId = new Map(live.map((s) => [s.match_id, s]));
+    const sections = await Promise.all(ladders.map((l) => ladderSection(l, draw)));
+    const byId = new Map(current.map((s) => [s.match_id, s]));
     const me = auth.me;
-    const mine = me ? live.filter((s) => s.players.includes(me.id)) : [];
+    const mine = me ? current.filter((s) => s.players.includes(me.id)) : [];
     fill(root, 
       h("h1", {}, "Matcha lobby"),
       signInPanel(() => { account(); draw(); }),
       mine.length ? h("section", { class: "panel", id: "my-matches" }, h("h2", {}, "Your matches"), matchTable("mine", mine, "")) : null,
-      h("h2", {}, "Live matches ", h("small", { class: "muted", id: "lobby-live" }, "")),
-      matchTable("live", live, "No match is being played right now."),
+      h("h2", {}, "Live matches ", h("small", { class: "muted", id: "lobby-live" }, streaming ? "(updating live)" : "")),
+      matchTable("live", current, "No match is being played right now."),
       h("h2", {}, "Finished matches"),
       matchTable("finished", finished, "No finished match yet."),
       h("h2", {}, "Ladders"),
       sections.length ? sections : h("p", { class: "muted" }, "No ladders yet."));
-    return byId;
+    live = byId;
   };
-  let live = await draw();
+  await draw();
 
   // Scores update live from the lobby stream; a match that starts or ends redraws the lists.
   if (!window.EventSource) return;
@@ -140,9 +151,14 @@ export async function lobbyPage(root, account) {
       live.set(s.match_id, next);
       row.replaceWith(matchRow(next));
     } else {
-      live = await draw();
+      const me = auth.me;
+      if (s.status === "started" && me && s.players && s.players.includes(me.id) && document.querySelector('[data-action="queue"]:disabled')) {
+        location.assign(`/play/${s.match_id}`);
+        return;
+      }
+      await draw();
     }
   };
   for (const name of ["message", "lobby"]) es.addEventListener(name, onFrame);
-  es.onopen = () => { const el = document.getElementById("lobby-live"); if (el) el.textContent = "(updating live)"; };
+  es.onopen = () => { streaming = true; const el = document.getElementById("lobby-live"); if (el) el.textContent = "(updating live)"; };
 }

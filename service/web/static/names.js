@@ -14,12 +14,14 @@ export const nameOf = (id) => cache.get(id) || (id ? `player ${String(id).slice(
 
 /** Learn the members of a ladder (best effort). */
 export async function learnLadder(ladderId) {
-  if (!ladderId) return;
+  if (!ladderId) return [];
   try {
-    for (const m of await api(`/api/ladders/${encodeURIComponent(ladderId)}/members`, { anonymous: true })) {
-      learn(m.player_id, m.name);
-    }
-  } catch { /* names stay short ids */ }
+    const members = await api(`/api/ladders/${encodeURIComponent(ladderId)}/members`, { anonymous: true });
+    for (const m of members) learn(m.player_id, m.name);
+    return members;
+  } catch {
+    return [];   // names stay short ids
+  }
 }
 
 /** Learn the names of a match's players through its ladder (the first event names it). */

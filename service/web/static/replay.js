@@ -1,0 +1,132 @@
+// The replay of a finished match: one frame per event, stepped, played, scrubbed,
+// jumped to a hand or a round, and linked (?frame=N). Frames are views the
+// service builds (GET .../replay/frames/N); the client never folds events itself.
+import { api } from "./api.js";
+import { fill, h, toast } from "./dom.js";
+import { explainEnd } from "./explain.js";
+import { describe, revealPanel } from "./match.js";
+import { learnMatch, nameOf } from "./names.js";
+import { renderTable, status } from "./table.js";
+
+const SPEEDS = [0.5, 1, 2, 4];
+
+/** Hide both hands in a view (the viewer's choice; the ladder may already have). */
+function withoutHands(view) {
+  return { ...view, seats: view.seats.map((s) => ({ ...s, hand: null, kept: null })) };
+}
+
+export async function replayPage(root, matchId) {
+  const base = `/api/matches/${encodeURIComponent(matchId)}`;
+  let index;
+  let entries;
+  try {
+    [index, entries] = await Promise.all([api(`${base}/replay`), api(`${base}/events?after=0&limit=1000`)]);
+  } catch (e) {
+    fill(root, h("h1", {}, "Replay"), h("p", { class: "panel", id: "message" }, e.detail || String(e)));
+    return;
+  }
+  const total = Number(index.frames ?? index.frame_count ?? index.total_frames ?? (Array.isArray(index.frames) ? index.frames.length : entries.length)) || entries.length;
+  const cache = new Map();
+  const frame = async (n) => {
+    if (!cache.has(n)) {
+      cache.set(n, api(`${base}/replay/frames/${n}`).then((d) => d.view || d).catch((e) => { cache.delete(n); throw e; }));
+    }
+    return cache.get(n);
+  };
+  // Where each hand starts and each round is revealed, from the log itself.
+  const marks = [];
+  for (const e of entries) {
+    if (e.event.type === "hand_dealt") marks.push({ n: e.version, label: `Hand ${e.event.hand}: the deal` });
+    if (e.event.type === "round_revealed") marks.push({ n: e.version, label: `Hand ${e.event.hand}, round ${e.event.round}: reveal` });
+    if (e.event.type === "match_ended") marks.push({ n: e.version, label: "The end" });
+  }
+  const first = await frame(total).catch(() => null);
+  await learnMatch(matchId, first ? first.seats.map((s) => s.player) : []);
+  const handsAllowed = !!(first && first.seats.some((s) => s.hand !== null));
+
+  const params = new URLSearchParams(location.search);
+  let at = Math.min(total, Math.max(1, Number(params.get("frame")) || total));
+  let showHands = handsAllowed;
+  let playing = 0;
+  let speed = 1;
+  let view = null;
+
+  const scrub = h("input", { type: "range", id: "scrub", min: 1, max: total, value: at, "aria-label": "Frame",
+    oninput: (e) => go(Number(e.target.value)) });
+  const counter = h("output", { id: "frame-no", for: "scrub", "aria-live": "polite" });
+  const playBtn = h("button", { class: "btn", id: "play", type: "button", onclick: () => toggle() }, "▶ Play");
+  const jump = h("select", { id: "jump", "aria-label": "Jump to a hand or round", onchange: (e) => e.target.value && go(Number(e.target.value)) },
+    h("option", { value: "" }, "Jump to…"), marks.map((m) => h("option", { value: m.n }, m.label)));
+  const speedSel = h("select", { id: "speed", "aria-label": "Speed", onchange: (e) => { speed = Number(e.target.value); if (playing) { stop(); toggle(); } } },
+    SPEEDS.map((s) => h("option", { value: s, selected: s === 1 }, `${s}×`)));
+  const hands = h("input", { type: "checkbox", id: "show-hands", checked: showHands, disabled: !handsAllowed,
+    onchange: (e) => { showHands = e.target.checked; draw(); } });
+  const stage = h("div", { id: "stage" });
+  const btn = (id, text, label, fn) => h("button", { class: "btn", id, type: "button", "aria-label": label, onclick: fn }, text);
+
+  fill(root,
+    h("div", { class: "row" }, h("h1", {}, "Replay ", h("small", { class: "muted" }, `match ${matchId.slice(0, 8)}`)),
+      h("button", { class: "btn", type: "button", id: "share", onclick: async () => {
+        try { await navigator.clipboard.writeText(location.href); toast("Link to this frame copied."); } catch { toast(location.href); }
+      } }, "Copy link to this frame")),
+    h("div", { class: "controls", role: "group", "aria-label": "Replay controls" },
+      btn("first", "⏮", "First frame", () => go(1)),
+      btn("back", "◀", "Step back", () => go(at - 1)),
+      playBtn,
+      btn("forward", "▶︎", "Step forward", () => go(at + 1)),
+      btn("last", "⏭", "Last frame", () => go(total)),
+      speedSel, jump,
+      h("label", {}, hands, handsAllowed ? " Show hands" : " Hands hidden by the ladder")),
+    h("div", { class: "controls" }, scrub, counter),
+    stage);
+
+  function stop() { clearInterval(playing); playing = 0; playBtn.textContent = "▶ Play"; }
+  function toggle() {
+    if (playing) { stop(); return; }
+    if (at >= total) go(1);
+    playBtn.textContent = "⏸ Pause";
+    playing = setInterval(() => { if (at >= total) stop(); else go(at + 1); }, 900 / speed);
+  }
+
+  let want = 0;
+  async function go(n) {
+    n = Math.min(total, Math.max(1, n));
+    at = n;
+    want = n;
+    scrub.value = String(n);
+    counter.textContent = `frame ${n} of ${total}`;
+    const url = new URL(location.href);
+    url.searchParams.set("frame", String(n));
+    history.replaceState(null, "", url);
+    try {
+      const v = await frame(n);
+      if (want !== n) return;       // a later step overtook this one
+      view = v;
+      draw();
+      frame(Math.min(total, n + 1)).catch(() => {});
+    } catch (e) {
+      stop();
+      toast(e.detail || String(e), "error");
+    }
+  }
+
+  function draw() {
+    if (!view) return;
+    const shown = showHands ? view : withoutHands(view);
+    const entry = entries[at - 1];
+    const reveal = view.last_reveal && view.last_reveal.hand === view.hand ? view.last_reveal : null;
+    fill(stage,
+      h("p", { class: "status", id: "status" }, status(view)),
+      entry ? h("p", { id: "what", "data-type": entry.event.type }, `Frame ${at}: ${describe(entry.event, view)}`) : null,
+      view.result ? h("p", { class: "result", id: "result", "data-winner": view.result.winner ?? "none" }, explainEnd(view, nameOf)) : null,
+      renderTable(shown, { interactive: false }),
+      reveal ? revealPanel(reveal, view) : null);
+  }
+
+  root.addEventListener("keydown", (e) => {
+    if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT") return;
+    const keys = { ArrowLeft: () => go(at - 1), ArrowRight: () => go(at + 1), Home: () => go(1), End: () => go(total), " ": toggle };
+    if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
+  });
+  await go(at);
+}

@@ -1,0 +1,149 @@
+"""The lobby (sign-in, ladders, live scores), keyboard play, accessible card
+names, and refusals shown in the service's own words. In a real headless Chromium."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from web_pages import sign_in_as, state, version, wait_version
+from web_server import Api
+
+pytestmark = pytest.mark.browser
+
+CARD_NAME = re.compile(
+    r"^(?:[MCWS][1-4], (?:matcha|chawan|water|chashaku) [1-4]|Z[12], zero card)$"
+)
+
+
+def _mover(api: Api, match_id: str, players: list[dict[str, str]]) -> int:
+    seen = api.call("GET", f"/api/matches/{match_id}", players[0]["token"])
+    assert isinstance(seen, dict)
+    return int(seen["to_move"])
+
+
+def test_a_newcomer_registers_joins_and_sees_live_scores_in_the_lobby(
+    browser: Any, api: Api, app_url: str
+) -> None:
+    ladder = api.ladder("Lobby ladder", "standard")
+    rival = api.register("rival")
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(app_url + "/")
+
+    page.fill("#reg-name", "carol")
+    page.click("#sign-in button[type=submit]")
+    page.wait_for_selector("#signed-in")
+    assert "carol" in page.inner_text("#signed-in")
+    token = page.evaluate("localStorage.getItem('matcha.token')")
+    me = api.call("GET", "/api/me", token)
+    assert isinstance(me, dict) and me["name"] == "carol"
+
+    # Signing out and pasting the token back signs in as the same player.
+    page.click("#account button")
+    page.wait_for_selector("#paste-token")
+    page.fill("#paste-token", token)
+    page.click("#paste-token ~ button")
+    page.wait_for_selector("#signed-in")
+
+    page.click(f'[data-ladder="{ladder}"] [data-action="join"]')
+    page.wait_for_selector(f'[data-ladder="{ladder}"] [data-action="queue"]')
+    members = api.call("GET", f"/api/ladders/{ladder}/members")
+    assert isinstance(members, list) and me["id"] in {m["player_id"] for m in members}
+
+    # A match that starts appears in the live list without a reload...
+    players = [{"token": token, "id": me["id"]}, rival]
+    match_id = api.start_match(ladder, [rival["token"]], [me["id"], rival["id"]])
+    row = f'#live tr[data-match="{match_id}"]'
+    page.wait_for_selector(row, timeout=10_000)
+    page.wait_for_selector(f'#mine tr[data-match="{match_id}"] a[href="/play/{match_id}"]')
+
+    # ...and its scores follow: a lone card wins its tea card's suit token.
+    seat = _mover(api, match_id, players)
+    view = api.call("GET", f"/api/matches/{match_id}", players[seat]["token"])
+    assert isinstance(view, dict)
+    play = next(m for m in view["legal_moves"] if m["type"] == "play_card")
+    api.call(
+        "POST",
+        f"/api/matches/{match_id}/play",
+        players[seat]["token"],
+        json={"card": play["card"], "target": play["target"]},
+    )
+    for _ in range(3):
+        current = api.call("GET", f"/api/matches/{match_id}", players[0]["token"])
+        assert isinstance(current, dict)
+        if current["last_reveal"] is not None or current["to_move"] is None:
+            break
+        api.call(
+            "POST", f"/api/matches/{match_id}/pass", players[current["to_move"]]["token"], json={}
+        )
+    page.wait_for_function(
+        "sel => [...document.querySelectorAll(sel + ' .tok')].some((t) => +t.dataset.count > 0)",
+        arg=row,
+        timeout=10_000,
+    )
+    assert not errors, errors
+    ctx.close()
+
+
+def test_a_player_plays_by_keyboard_and_a_refused_move_is_explained(
+    browser: Any, api: Api, app_url: str
+) -> None:
+    alice, bob = api.register("alice"), api.register("bob")
+    ladder = api.ladder("Keys", "standard")
+    match_id = api.start_match(ladder, [alice["token"], bob["token"]], [alice["id"], bob["id"]])
+    players = [alice, bob]
+    seat = _mover(api, match_id, players)
+    mover = players[seat]
+
+    ctx = browser.new_context()
+    sign_in_as(ctx, mover["token"], mover["id"], "mover")
+    page = ctx.new_page()
+    page.goto(f"{app_url}/play/{match_id}")
+    page.wait_for_selector(".seat.near button.card")
+
+    # Every card has an accessible name with its code and suit, not colour alone.
+    for el in page.query_selector_all("[data-card]"):
+        assert CARD_NAME.match(el.get_attribute("aria-label") or "") or (
+            el.get_attribute("aria-label") or ""
+        ).startswith("tea card "), el.get_attribute("aria-label")
+
+    # Keyboard only: focus a card, Enter picks it, focus moves to a legal target, Enter plays.
+    before = version(page)
+    page.focus(".seat.near button.card:not([disabled])")
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement.matches('button.target')")
+    page.keyboard.press("Enter")
+    wait_version(page, before + 1)
+    assert state(page)["toMove"] == str(1 - seat)
+
+    # The other seat passes: the page hears it live, and it is our turn again.
+    other = players[1 - seat]
+    api.call("POST", f"/api/matches/{match_id}/pass", other["token"], json={})
+    wait_version(page, before + 2)
+    page.wait_for_selector("#pass:not([disabled])")
+
+    # Now the page stops hearing the service, and another tab of ours moves
+    # meanwhile: the page's move is refused, in the service's own words.
+    page.route_web_socket("**/ws*", lambda ws: None)
+    page.reload()
+    page.wait_for_selector("#pass:not([disabled])")
+    stale = version(page)
+    page.route(f"**/api/matches/{match_id}", lambda route: route.abort())
+    api.call("POST", f"/api/matches/{match_id}/pass", mover["token"], json={})
+    res = api.http.post(
+        f"/api/matches/{match_id}/pass",
+        headers={"Authorization": f"Bearer {mover['token']}"},
+        json={"expected_version": stale},
+    )
+    assert res.status_code >= 400 and res.headers["content-type"].startswith(
+        "application/problem+json"
+    )
+    page.click("#pass")
+    page.wait_for_function("document.querySelector('#message').textContent.length > 0")
+    assert page.inner_text("#message") == res.json()["detail"]
+    ctx.close()
