@@ -27,14 +27,17 @@ export function describe(ev, view) {
 }
 
 /** The reveal of one round, drawn as cards turning over, with its outcome in words. */
-export function revealPanel(reveal, view) {
+/** `since`: when this reveal first appeared (ms); redraws continue its animation, never restart it. */
+export function revealPanel(reveal, view, since = 0) {
   const low = bottomSeat(view);
   const lines = explainReveal(reveal, view, nameOf);
   const side = (o, seat) =>
     o.cards[seat] ? card(o.cards[seat], { small: true })
       : o.placed[seat] ? back("face-down card, never shown", true) : h("span", { class: "muted" }, "—");
   const tag = (seat) => h("small", { class: "muted" }, seatName(view, seat));
+  const age = since ? Math.round(performance.now() - since) : 5000;
   return h("section", { class: "panel reveal", "data-key": `${reveal.hand}:${reveal.round}`, "aria-live": "polite",
+    style: `--age:-${age}ms`,
     "aria-label": `Reveal of hand ${reveal.hand}, round ${reveal.round}` },
   h("h2", {}, `Hand ${reveal.hand}, round ${reveal.round} revealed`),
   h("div", { class: "flip" }, reveal.outcomes.map((o) => h("div", { class: "duel", "data-target": o.target },
@@ -51,6 +54,7 @@ export async function matchPage(root, matchId, mode) {
   const seen = new Set();
   const log = [];
   let resignArmed = false;
+  let revealSince = 0;
   let message = "";          // the last refusal, in the service's own words
   let liveState = "connecting…";
   const reveals = [];
@@ -63,6 +67,7 @@ export async function matchPage(root, matchId, mode) {
     if (seen.has(key)) return;
     seen.add(key);
     reveal = r;
+    revealSince = performance.now();
     reveals.push({ key, text: `Hand ${r.hand}, round ${r.round}: ${explainReveal(r, view, nameOf).join(" ")}` });
   }
 
@@ -172,7 +177,7 @@ export async function matchPage(root, matchId, mode) {
       h("p", { id: "message", class: "message", role: "alert" }, message),
       actions(),
       renderTable(view, ui),
-      reveal && reveal.hand === view.hand ? revealPanel(reveal, view) : null,
+      reveal && reveal.hand === view.hand ? revealPanel(reveal, view, revealSince) : null,
       h("h2", {}, "Reveals"),
       h("ol", { class: "log", id: "reveals" }, reveals.map((r) => h("li", { "data-key": r.key }, r.text))),
       h("details", {}, h("summary", {}, "Match log"),
