@@ -173,10 +173,7 @@ class Hub:
         if watch is None:
             return
         watch.subs.discard(sub)
-        if not watch.subs and not watch.local_members:
-            if watch.recount is not None:
-                watch.recount.cancel()
-            del self._watches[sub.match_id]
+        self._forget_if_idle(sub.match_id)
 
     def watching(self, match_id: str) -> int:
         watch = self._watches.get(match_id)
@@ -206,8 +203,11 @@ class Hub:
             if len(page) < PAGE:
                 break
             cursor = page[-1].version
-        if out:
-            self._note(match_id, out[-1].version)
+        watch = self._watches.get(match_id)
+        if out and watch is not None and watch.known is None:
+            # Only a start: a private read (one viewer's catch-up) must not advance what
+            # the hub thinks every local viewer was given, or the check would skip it.
+            watch.known = out[-1].version
         return tuple(out)
 
     def _note(self, match_id: str, version: int) -> None:
@@ -323,9 +323,10 @@ class Hub:
     async def check(self, match_id: str) -> None:
         """Push whatever the store has beyond what this process knows."""
         watch = self._watches.get(match_id)
-        if watch is None or watch.known is None or not watch.subs:
+        if watch is None or not watch.subs:
             return
-        events = await self.load_after(match_id, watch.known)
+        # Not known yet (viewers that caught up to nothing new): read it all once.
+        events = await self.load_after(match_id, watch.known or 0)
         if events:
             metrics.refills.labels("check").inc()
             self.fan_events(
@@ -354,7 +355,13 @@ class Hub:
         role = watch.local_members.pop(conn_id, None)
         if role is not None:
             await self._presence_write(match_id, {}, (f"{conn_id}|{role}",))
-        if not watch.subs and not watch.local_members:
+        self._forget_if_idle(match_id)
+
+    def _forget_if_idle(self, match_id: str) -> None:
+        watch = self._watches.get(match_id)
+        if watch is not None and not watch.subs and not watch.local_members:
+            if watch.recount is not None:
+                watch.recount.cancel()
             del self._watches[match_id]
 
     def _expiry(self) -> float:

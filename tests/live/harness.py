@@ -104,8 +104,7 @@ def serve_subprocess(settings: Settings, extra_env: dict[str, str] | None = None
             if proc.poll() is not None:
                 raise RuntimeError(f"API process exited: {proc.stderr.read().decode()[-2000:]}")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"http://127.0.0.1:{port}/api/lobby/stream", timeout=0.5,
-                             headers={"accept": "text/event-stream"}).status_code:
+                if httpx.get(f"http://127.0.0.1:{port}/api/matches?limit=1", timeout=2).is_success:
                     break
             if time.monotonic() > deadline:
                 raise TimeoutError("API process did not start")
@@ -223,10 +222,13 @@ class Driver:
 
     async def step(self, match_id: str, seats: tuple[Account, Account], rng: random.Random) -> int:
         """One command by whichever seat has a decision; the match version after it (0: over)."""
+        seen = []
         for account in seats:
             r = await self.http.get(f"/api/matches/{match_id}", headers=account.auth)
             assert r.status_code == 200, r.text
             view = r.json()
+            seen.append({k: view[k] for k in ("version", "phase", "to_move", "must_keep",
+                                              "legal_moves", "result", "hand", "round")})
             if view["result"] is not None:
                 return 0
             moves = [m for m in view["legal_moves"] if m["type"] != "resign"]
@@ -244,7 +246,7 @@ class Driver:
             )
             assert r.status_code == 200, r.text
             return int(r.json()["version"])
-        raise AssertionError("nobody may act, yet the match is not over")
+        raise AssertionError(f"nobody may act, yet the match is not over: {seen}")
 
     async def play_out(
         self, match_id: str, seats: tuple[Account, Account], rng: random.Random,
