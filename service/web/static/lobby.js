@@ -35,8 +35,12 @@ function signInPanel(onDone) {
 async function history(ladderId, playerId) {
   try {
     const data = await api(`/api/ladders/${enc(ladderId)}/players/${enc(playerId)}/ratings`, { anonymous: true });
-    const rows = Array.isArray(data) ? data : data.history || data.ratings || data.points || [];
-    return rows.map((r) => (typeof r === "number" ? r : r.rating ?? r.rating_after ?? r.after)).filter((r) => typeof r === "number");
+    const rows = [...(Array.isArray(data) ? data : data.history || data.ratings || data.points || [])];
+    if (rows.length && rows[0].position !== undefined) rows.sort((a, b) => a.position - b.position);
+    // Each rated match moves a rating from `before` to `after`: the line starts at the first `before`.
+    const points = rows.map((r) => (typeof r === "number" ? r : r.after ?? r.rating));
+    if (rows.length && typeof rows[0].before === "number") points.unshift(rows[0].before);
+    return points.filter((r) => typeof r === "number");
   } catch {
     return [];
   }
