@@ -84,15 +84,20 @@ async def readyz(
     optional: Annotated[str, QueryParameter(description="Checks reported but not required")] = "",
 ) -> Response[dict[str, Any]]:
     state = request.app.state
-    results = dict(await asyncio.gather(
-        _timed("postgres", _check_postgres, state),
-        _timed("redis", _check_redis, state),
-    ))
+    results = dict(
+        await asyncio.gather(
+            _timed("postgres", _check_postgres, state),
+            _timed("redis", _check_redis, state),
+        )
+    )
     tolerated = {name.strip() for name in optional.split(",") if name.strip()}
     failed = [name for name, r in results.items() if not r["ok"] and name not in tolerated]
     body = {"status": "unavailable" if failed else "ready", "failed": failed, "checks": results}
-    return Response(body, status_code=HTTP_503_SERVICE_UNAVAILABLE if failed else HTTP_200_OK,
-                    headers={"cache-control": "no-store"})
+    return Response(
+        body,
+        status_code=HTTP_503_SERVICE_UNAVAILABLE if failed else HTTP_200_OK,
+        headers={"cache-control": "no-store"},
+    )
 
 
 @get("/metrics", operation_id="metrics", summary="Prometheus metrics", sync_to_thread=True)
@@ -107,6 +112,8 @@ def prometheus_metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 
 ops_router = Router(
-    path="/", route_handlers=[healthz, readyz, prometheus_metrics], tags=["operations"],
+    path="/",
+    route_handlers=[healthz, readyz, prometheus_metrics],
+    tags=["operations"],
     security=[],
 )

@@ -16,6 +16,7 @@ import contextvars
 import json
 import logging
 import os
+import re
 import sys
 import time
 import uuid
@@ -34,9 +35,12 @@ _MAX_INCOMING_ID = 128  # a longer (or odd) incoming id is replaced, never echoe
 
 # Attributes every LogRecord has; anything else on a record came from `extra=`.
 _RECORD_FIELDS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
-    "message", "asctime", "color_message",  # uvicorn adds a coloured copy of the message
+    "message",
+    "asctime",
+    "color_message",  # uvicorn adds a coloured copy of the message
 }
 _QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+_MATCH_IN_PATH = re.compile(r"^/api/(?:admin/)?matches/([^/]{1,64})(?:/|$)")
 
 access_log = logging.getLogger("matcha.access")
 
@@ -169,8 +173,13 @@ def uvicorn_log_config(fmt: str | None = None, level: str | None = None) -> dict
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"default": formatter},
-        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "default",
-                                "stream": "ext://sys.stderr"}},
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "formatter": "default",
+                "stream": "ext://sys.stderr",
+            }
+        },
         "root": {"handlers": ["stderr"], "level": _level(level)},
         "loggers": {
             "uvicorn": {"handlers": [], "propagate": True},
@@ -201,7 +210,13 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         request_id = _incoming_request_id(scope) or uuid.uuid4().hex
-        tokens = (request_id_var.set(request_id), match_id_var.set(None), player_var.set(None))
+        # The match is known from the path already; the API names the player once it knows.
+        in_path = _MATCH_IN_PATH.match(scope.get("path", ""))
+        tokens = (
+            request_id_var.set(request_id),
+            match_id_var.set(in_path.group(1) if in_path else None),
+            player_var.set(None),
+        )
         started = time.perf_counter()
         status = 0
 
@@ -228,9 +243,17 @@ class RequestContextMiddleware:
             if access_log.isEnabledFor(level):
                 method = scope.get("method", "WS")
                 access_log.log(
-                    level, "%s %s %s", method, path, status or "-",
-                    extra={"method": method, "path": path, "status": status,
-                           "duration_ms": round((time.perf_counter() - started) * 1000, 2)},
+                    level,
+                    "%s %s %s",
+                    method,
+                    path,
+                    status or "-",
+                    extra={
+                        "method": method,
+                        "path": path,
+                        "status": status,
+                        "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                    },
                 )
             for var, token in zip((request_id_var, match_id_var, player_var), tokens, strict=True):
                 var.reset(token)

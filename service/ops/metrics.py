@@ -66,20 +66,25 @@ commands = Counter(
     "matcha_commands", "Match commands handled, by command type and outcome.", ["kind", "outcome"]
 )
 command_seconds = Histogram(
-    "matcha_command_seconds", "Time to handle one match command (load, decide, append).",
-    ["kind"], buckets=_COMMAND_BUCKETS,
+    "matcha_command_seconds",
+    "Time to handle one match command (load, decide, append).",
+    ["kind"],
+    buckets=_COMMAND_BUCKETS,
 )
 events_appended = Counter("matcha_events_appended", "Events appended to the events table.")
 version_conflicts = Counter(
     "matcha_version_conflicts", "Appends refused because another command got there first."
 )
 live_connections = Gauge(
-    "matcha_live_connections", "Open live streams (WebSocket and SSE).",
+    "matcha_live_connections",
+    "Open live streams (WebSocket and SSE).",
     multiprocess_mode="livesum",
 )
 job_duration = Histogram(
-    "matcha_job_seconds", "Run time of one RQ job, by job and outcome.",
-    ["job", "outcome"], buckets=_JOB_BUCKETS,
+    "matcha_job_seconds",
+    "Run time of one RQ job, by job and outcome.",
+    ["job", "outcome"],
+    buckets=_JOB_BUCKETS,
 )
 
 
