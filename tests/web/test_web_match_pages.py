@@ -80,9 +80,12 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
                     if key not in reveals_seen:
                         reveals_seen.add(key)
                         watcher.wait_for_selector(f'#reveals li[data-key="{key}"]', timeout=5000)
-                if len(snapshots) == 3:
-                    players[0].screenshot(path=str(screenshots / "play.png"), full_page=True)
-                    watcher.screenshot(path=str(screenshots / "watch.png"), full_page=True)
+                        if len(reveals_seen) == 2:  # a table with tokens won and a reveal shown
+                            players[0].wait_for_timeout(900)  # let the cards finish turning
+                            players[0].screenshot(
+                                path=str(screenshots / "play.png"), full_page=True
+                            )
+                            watcher.screenshot(path=str(screenshots / "watch.png"), full_page=True)
         if state(players[0])["phase"] == "ended":
             break
         assert acted, "nobody could act, yet the match is not over"
