@@ -11,6 +11,7 @@ import click
 # name -> "module:attribute" of a click command
 COMMANDS: dict[str, str] = {
     "api": "service.api.serve:api_command",
+    "audit": "service.audit.cli:audit",
     "migrate": "service.store.migrate:migrate_command",
     "run": "service.run:run",
 }

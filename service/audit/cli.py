@@ -1,0 +1,126 @@
+"""``matcha audit``: the audit report of one match, or of every match of a
+ladder (or of the whole store) with a progress bar and a summary.
+
+The exit status is what a script checks before publishing standings:
+0 when everything audited is consistent, 1 when anything is not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import Counter
+
+import click
+import msgspec
+from psycopg import AsyncConnection
+from tqdm import tqdm
+
+from service.audit.audit import audit_match
+from service.audit.render import render
+from service.audit.report import to_json
+from service.audit.rows import match_ids
+from service.audit.timing import DEFAULT_GAP_S
+
+
+class MatchLine(msgspec.Struct, frozen=True, kw_only=True):
+    match_id: str
+    status: str
+    consistent: bool
+    verdict: str
+
+
+class Summary(msgspec.Struct, frozen=True, kw_only=True):
+    scope: str
+    audited: int
+    consistent: int
+    inconsistent: int
+    by_status: dict[str, int]
+    matches: list[MatchLine]
+
+
+async def _one(url: str, match_id: str, as_json: bool, gap_s: float, log: bool) -> bool:
+    async with await AsyncConnection.connect(url, autocommit=True) as conn:
+        report = await audit_match(conn, match_id, gap_threshold_s=gap_s)
+    if as_json:
+        click.echo(to_json(report).decode())
+    else:
+        click.echo(render(report, log=log))
+    return report.verdict.consistent
+
+
+async def _many(url: str, ladder_id: str | None, as_json: bool, gap_s: float) -> bool:
+    lines: list[MatchLine] = []
+    async with await AsyncConnection.connect(url, autocommit=True) as conn:
+        ids = await match_ids(conn, ladder_id)
+        bar = tqdm(ids, desc="auditing", unit="match", file=sys.stderr, disable=not ids)
+        for match_id in bar:
+            report = await audit_match(conn, match_id, gap_threshold_s=gap_s)
+            lines.append(
+                MatchLine(
+                    match_id=match_id,
+                    status=report.status,
+                    consistent=report.verdict.consistent,
+                    verdict=report.verdict.line,
+                )
+            )
+            bad = sum(not line.consistent for line in lines)
+            bar.set_postfix(inconsistent=bad)
+    summary = Summary(
+        scope=f"ladder {ladder_id}" if ladder_id else "all matches",
+        audited=len(lines),
+        consistent=sum(line.consistent for line in lines),
+        inconsistent=sum(not line.consistent for line in lines),
+        by_status=dict(Counter(line.status for line in lines)),
+        matches=lines,
+    )
+    if as_json:
+        click.echo(msgspec.json.encode(summary).decode())
+    else:
+        statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary.by_status.items()))
+        click.echo(
+            f"Audited {summary.audited} matches ({summary.scope}): "
+            f"{summary.consistent} consistent, {summary.inconsistent} inconsistent"
+            + (f" [{statuses}]" if statuses else "")
+        )
+        for line in lines:
+            if not line.consistent:
+                click.echo(f"  {line.match_id} ({line.status}): {line.verdict}")
+    return summary.inconsistent == 0
+
+
+@click.command("audit")
+@click.argument("match_id", required=False)
+@click.option("--ladder", "ladder_id", help="Audit every match of this ladder.")
+@click.option("--all", "every", is_flag=True, help="Audit every match in the store.")
+@click.option("--json", "as_json", is_flag=True, help="Print the machine-readable report.")
+@click.option(
+    "--gap-seconds", type=float, default=DEFAULT_GAP_S, show_default=True,
+    help="A silence longer than this between two events is reported as a long gap.",
+)
+@click.option("--no-log", is_flag=True, help="Leave the event log out of the text report.")
+@click.option(
+    "--database-url", envvar="DATABASE_URL", required=True,
+    help="PostgreSQL URL of the event store (default: $DATABASE_URL).",
+)
+def audit(
+    match_id: str | None,
+    ladder_id: str | None,
+    every: bool,
+    as_json: bool,
+    gap_seconds: float,
+    no_log: bool,
+    database_url: str,
+) -> None:
+    """Audit MATCH_ID (or --ladder ID, or --all): chain, re-fold, fairness, timing.
+
+    Exits 1 when anything audited is inconsistent.
+    """
+    chosen = sum((match_id is not None, ladder_id is not None, every))
+    if chosen != 1:
+        raise click.UsageError("Give exactly one of MATCH_ID, --ladder ID or --all.")
+    if match_id is not None:
+        ok = asyncio.run(_one(database_url, match_id, as_json, gap_seconds, not no_log))
+    else:
+        ok = asyncio.run(_many(database_url, ladder_id, as_json, gap_seconds))
+    sys.exit(0 if ok else 1)
