@@ -18,7 +18,7 @@ from schemas.commands import KeepCards, Pass, PlayCard, SeatCommand
 from schemas.rules import Ruleset
 from schemas.views import Tokens
 from service.engine.rank import SUIT_OF
-from service.engine.state import Board, slot
+from service.engine.state import Board
 from service.engine.turns import must_keep
 from service.engine.winning import tokens_to_qualify
 
@@ -30,7 +30,7 @@ class NothingToDo(Exception):
 
 
 def _free_targets(state: Board, seat: Seat) -> list[Target]:
-    i = slot(state.round, seat, 0)
+    i = (state.round - 1) * 4 + seat * 2  # slot(round, seat, number)
     free: list[Target] = []
     if state.placed[i] is None:
         free.append("number")
@@ -48,7 +48,7 @@ def random_bot(state: Board, seat: Seat, rng: random.Random) -> SeatCommand:
     if state.phase == "playing" and state.to_move == seat:
         cards = state.hands[seat]
         free = _free_targets(state, seat)
-        k = rng.randrange(len(cards) * len(free) + 1)
+        k = int(rng.random() * (len(cards) * len(free) + 1))
         if k == len(cards) * len(free):
             return Pass(seat=seat)
         return PlayCard(seat=seat, card=cards[k // len(free)], target=free[k % len(free)])

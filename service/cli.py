@@ -14,6 +14,8 @@ COMMANDS: dict[str, str] = {
     "audit": "service.audit.cli:audit",
     "migrate": "service.store.migrate:migrate_command",
     "run": "service.run:run",
+    "schemas": "service.schema_export:schemas",
+    "simulate": "service.simulate:simulate",
 }
 
 

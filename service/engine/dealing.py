@@ -31,6 +31,7 @@ _SEED_RE = re.compile(r"[0-9a-f]{64}")
 _NON_ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] != "Z")
 _ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] == "Z")
 _WORDS = struct.Struct(">8I")
+_BLOCK = (b"\0\0\0\0", b"\0\0\0\1")
 _LIMITS: tuple[int, ...] = (0, *(2**32 - (2**32 % n) for n in range(1, 32)))
 """Rejection limits for the small ``n`` a deal uses, computed once."""
 
@@ -61,18 +62,20 @@ def shuffle(cards: list[Card], seed: bytes, hand: int, shuffle_no: int) -> None:
     because dealing is on the self-play hot path.
     """
     prefix = _DOMAIN + seed + hand.to_bytes(4, "big") + shuffle_no.to_bytes(4, "big")
-    words: tuple[int, ...] = ()
-    block = 0
+    sha256 = hashlib.sha256
+    # Two blocks (16 words) cover a whole deal's shuffle unless a draw is rejected.
+    words = list(_WORDS.unpack(sha256(prefix + _BLOCK[0]).digest()))
+    words += _WORDS.unpack(sha256(prefix + _BLOCK[1]).digest())
+    available = 16
     pos = 0
     for i in range(len(cards) - 1, 0, -1):
         n = i + 1
         limit = _LIMITS[n] if n < len(_LIMITS) else 2**32 - (2**32 % n)
         while True:
-            if pos == len(words):
-                digest = hashlib.sha256(prefix + block.to_bytes(4, "big")).digest()
-                words = _WORDS.unpack(digest)
-                block += 1
-                pos = 0
+            if pos == available:
+                block = (available // 8).to_bytes(4, "big")
+                words += _WORDS.unpack(sha256(prefix + block).digest())
+                available += 8
             x = words[pos]
             pos += 1
             if x < limit:  # rejection sampling: no modulo bias
@@ -99,14 +102,15 @@ def deal(
     shuffle(first, key, hand, 1)
     second = first[6:] + [c for c in _ZERO if c not in held]
     shuffle(second, key, hand, 2)
-    hands = [list(kept[0]), list(kept[1])]
-    seat: int = 1 - dealer
-    position = 0
-    while len(hands[0]) < hand_size or len(hands[1]) < hand_size:
-        if len(hands[seat]) < hand_size:
-            hands[seat].append(second[position])
-            position += 1
-        seat = 1 - seat
+    # One card at a time, the non-dealer first, a full hand skipped: the first
+    # 2m cards alternate (m = the smaller need), the rest go to the other seat.
+    need = (hand_size - len(kept[0]), hand_size - len(kept[1]))
+    opener = 1 - dealer
+    a, b = need[opener], need[dealer]
+    m = min(a, b)
+    dealt: list[tuple[Card, ...]] = [(), ()]
+    dealt[opener] = (*second[0 : 2 * m : 2], *second[2 * m : 2 * m + a - m])
+    dealt[dealer] = (*second[1 : 2 * m : 2], *second[2 * m : 2 * m + b - m])
     return HandDealt(
         hand=hand,
         dealer=dealer,
@@ -115,8 +119,8 @@ def deal(
             TeaPair(number=first[2], suit=first[3]),
             TeaPair(number=first[4], suit=first[5]),
         ),
-        hands=(tuple(hands[0]), tuple(hands[1])),
-        set_aside=tuple(second[position:]),
+        hands=(kept[0] + dealt[0], kept[1] + dealt[1]),
+        set_aside=tuple(second[a + b :]),
     )
 
 

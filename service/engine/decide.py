@@ -23,7 +23,7 @@ from schemas.events import (
     Passed,
 )
 from service.engine.dealing import SCHEME, commitment, deal, valid_seed
-from service.engine.evolve import apply
+from service.engine.evolve import APPLY
 from service.engine.reveal import reveal
 from service.engine.state import State, Table, freeze, thaw
 from service.engine.turns import must_keep, other
@@ -65,7 +65,9 @@ def time_out(state: State, seat: Seat) -> list[Event]:
 
 
 def _emit(t: Table, events: list[Event], event: Event) -> None:
-    apply(t, event)
+    """Apply ``event`` to the table (``evolve.apply``, inlined: this is the hot path)."""
+    t.version += 1
+    APPLY[type(event)](t, event)
     events.append(event)
 
 
@@ -110,9 +112,8 @@ def _check_keeping(t: Table, command: KeepCards) -> None:
         raise RuleError("card_not_keepable", "Name each card you keep only once.")
 
 
-def _round(t: Table) -> RoundNo:
-    r = t.round
-    return 1 if r == 1 else 2 if r == 2 else 3
+_ROUND: tuple[RoundNo, ...] = (1, 1, 2, 3)
+"""``_ROUND[t.round]``: the table's round as the events' round type."""
 
 
 # -- commands --------------------------------------------------------------
@@ -141,7 +142,7 @@ def _start(t: Table, command: StartMatch, events: list[Event]) -> None:
 
 
 def _play(t: Table, command: PlayCard, events: list[Event]) -> None:
-    seat, card = command.seat, command.card
+    seat, card, target = command.seat, command.card, command.target
     _check_turn(t, seat)
     if card not in t.hands[seat]:
         # Never echo the card: the sentence must not name a card the opponent may hold.
@@ -151,13 +152,13 @@ def _play(t: Table, command: PlayCard, events: list[Event]) -> None:
         raise RuleError(
             "target_taken", f"You already have a card beside the {command.target} target."
         )
-    played = CardPlayed(seat=seat, hand=t.hand, round=_round(t), card=card, target=command.target)
-    _emit(t, events, played)
+    round_no = _ROUND[t.round]
+    _emit(t, events, CardPlayed(seat=seat, hand=t.hand, round=round_no, card=card, target=target))
 
 
 def _pass(t: Table, command: Pass, events: list[Event]) -> None:
     _check_turn(t, command.seat)
-    _emit(t, events, Passed(seat=command.seat, hand=t.hand, round=_round(t)))
+    _emit(t, events, Passed(seat=command.seat, hand=t.hand, round=_ROUND[t.round]))
 
 
 def _keep(t: Table, command: KeepCards, events: list[Event]) -> None:
@@ -197,7 +198,7 @@ def _settle(t: Table, events: list[Event]) -> None:
             i = (t.round - 1) * 4 + seat * 2
             if t.hands[seat] and (t.placed[i] is None or t.placed[i + 1] is None):
                 return
-            _emit(t, events, Passed(seat=seat, hand=t.hand, round=_round(t), automatic=True))
+            _emit(t, events, Passed(seat=seat, hand=t.hand, round=_ROUND[t.round], automatic=True))
         elif t.phase == "keeping":
             if must_keep(t, 0) or must_keep(t, 1):
                 return
@@ -207,7 +208,7 @@ def _settle(t: Table, events: list[Event]) -> None:
 
 
 def _reveal(t: Table, events: list[Event]) -> None:
-    round_no = _round(t)
+    round_no = _ROUND[t.round]
     i = (round_no - 1) * 4
     p = t.placed
     placed = (p[i], p[i + 1], p[i + 2], p[i + 3])

@@ -32,7 +32,9 @@ def _card_played(t: Table, e: CardPlayed) -> None:
     seat = e.seat
     card = e.card
     hands = t.hands
-    rest = tuple([c for c in hands[seat] if c != card])
+    hand = hands[seat]
+    k = hand.index(card)
+    rest = hand[:k] + hand[k + 1 :]
     t.hands = (rest, hands[1]) if seat == 0 else (hands[0], rest)
     i = (t.round - 1) * 4 + seat * 2 + (0 if e.target == "number" else 1)
     placed = t.placed
@@ -129,7 +131,7 @@ def _dispute_decided(t: Table, e: DisputeDecided) -> None:
     t.disputes = tuple((d, e.upheld if d == e.dispute_id else up) for d, up in t.disputes)
 
 
-_APPLY: dict[type, Callable[[Table, Any], None]] = {
+APPLY: dict[type, Callable[[Table, Any], None]] = {
     CardPlayed: _card_played,
     Passed: _passed,
     RoundRevealed: _round_revealed,
@@ -147,7 +149,7 @@ _APPLY: dict[type, Callable[[Table, Any], None]] = {
 def apply(t: Table, event: Event) -> None:
     """Apply ``event`` to the mutable table ``t`` (the single home of every state change)."""
     t.version += 1
-    _APPLY[type(event)](t, event)
+    APPLY[type(event)](t, event)
 
 
 def evolve(state: State, event: Event) -> State:
@@ -160,7 +162,7 @@ def evolve(state: State, event: Event) -> State:
 def fold(events: Iterable[Event], seed: str | None = None) -> State:
     """Rebuild a match's state from its log. ``seed`` is needed only to decide later deals."""
     t = Table(seed=seed)
-    handlers = _APPLY
+    handlers = APPLY
     count = 0
     for count, event in enumerate(events, start=1):  # noqa: B007 (count is used below)
         handlers[type(event)](t, event)

@@ -5,15 +5,18 @@ tea card's suit. A token due from an empty supply is recorded as due and not
 given (decision in RULES §5).
 """
 
-import msgspec
-
-from schemas.cards import Card, RoundNo, Seat, Target, TokenKind
+from schemas.cards import TOKEN_KINDS, Card, RoundNo, Seat, Target, TokenKind
 from schemas.events import RoundRevealed, TargetOutcome, TeaPair, TokenAward
 from schemas.rules import Ruleset
 from schemas.views import Tokens
 from service.engine.rank import SUIT_OF, matches, stronger
 
 _NOTHING: tuple[TokenAward, ...] = ()
+_AWARD: tuple[dict[TokenKind, TokenAward], dict[TokenKind, TokenAward]] = (
+    {kind: TokenAward(seat=0, kind=kind) for kind in TOKEN_KINDS},
+    {kind: TokenAward(seat=1, kind=kind) for kind in TOKEN_KINDS},
+)
+"""Awards are immutable: build each of the ten once."""
 
 
 def outcome(tgt: Target, tea_card: Card, card0: Card | None, card1: Card | None) -> TargetOutcome:
@@ -28,7 +31,7 @@ def outcome(tgt: Target, tea_card: Card, card0: Card | None, card1: Card | None)
     if card0 is None or card1 is None:
         # A lone card wins whether or not it matches, and stays face down.
         lone: Seat = 0 if card1 is None else 1
-        due: tuple[TokenAward, ...] = (TokenAward(seat=lone, kind=kind),)
+        due: tuple[TokenAward, ...] = (_AWARD[lone][kind],)
         return TargetOutcome(
             target=tgt, tea_card=tea_card, cards=(card0, card1), shown=False,
             matched=(None, None), winner=lone, due=due, given=due,
@@ -38,11 +41,11 @@ def outcome(tgt: Target, tea_card: Card, card0: Card | None, card1: Card | None)
     winner: Seat | None
     if m0 and m1:
         winner = stronger(card0, card1, tgt)
-        due = (TokenAward(seat=winner, kind=kind),)
+        due = (_AWARD[winner][kind],)
     elif m0 or m1:
         winner = 0 if m0 else 1
         loser: Seat = 1 if winner == 0 else 0
-        due = (TokenAward(seat=winner, kind=kind), TokenAward(seat=loser, kind="chasen"))
+        due = (_AWARD[winner][kind], _AWARD[loser]["chasen"])
     else:
         winner = None
         due = _NOTHING
@@ -91,12 +94,21 @@ def reveal(
     ruleset: Ruleset,
 ) -> RoundRevealed:
     """Reveal a round. ``placed`` is (seat 0 number, seat 0 suit, seat 1 number, seat 1 suit)."""
-    left = supply_left(tokens, ruleset)
-    number = _give(outcome("number", tea.number, placed[0], placed[2]), left)
-    suit = _give(outcome("suit", tea.suit, placed[1], placed[3]), left)
+    number = outcome("number", tea.number, placed[0], placed[2])
+    suit = outcome("suit", tea.suit, placed[1], placed[3])
+    if number.due or suit.due:
+        left = supply_left(tokens, ruleset)
+        number = _give(number, left)
+        suit = _give(suit, left)
     return RoundRevealed(hand=hand, round=round_no, outcomes=(number, suit))
 
 
 def add_tokens(tokens: Tokens, kinds: list[TokenKind]) -> Tokens:
     """``tokens`` plus one token of each kind in ``kinds``."""
-    return msgspec.structs.replace(tokens, **{k: tokens[k] + kinds.count(k) for k in set(kinds)})
+    return Tokens(
+        matcha=tokens.matcha + kinds.count("matcha"),
+        chawan=tokens.chawan + kinds.count("chawan"),
+        water=tokens.water + kinds.count("water"),
+        chashaku=tokens.chashaku + kinds.count("chashaku"),
+        chasen=tokens.chasen + kinds.count("chasen"),
+    )

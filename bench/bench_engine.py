@@ -1,0 +1,132 @@
+"""Engine speed: folding recorded matches, and random-vs-random self-play.
+
+* ``fold_events_per_s``: events folded per second into a ``State`` (one core),
+  over matches recorded by random self-play (standard ruleset);
+  ``fold_match_us``: the time to rebuild one average match.
+* ``selfplay_matches_per_s``: random vs random, standard: every command is
+  checked and decided, its events are built and applied (``decide.run``, the
+  loop ``step`` wraps), the bots choose on the live table.
+* ``step_matches_per_s``: the same through the public ``step``, which also
+  copies the immutable ``State`` in and out for every command.
+
+Time is the CPU time of this process (``time.process_time``), not the wall
+clock: the machine is shared, and "one core" means the CPU this process got.
+Each figure is the median of ROUNDS timed rounds; the best round is
+reported too. Writes bench/results/engine.json.
+
+    .venv/bin/python -m bench engine
+"""
+
+import json
+import os
+import platform
+import random
+import statistics
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from schemas.commands import StartMatch
+from schemas.events import Event
+from schemas.rules import STANDARD
+from service.bots import random_bot
+from service.engine import fold, initial_state, step
+from service.engine.selfplay import play_match
+from service.engine.turns import must_keep
+
+ROUNDS = int(os.environ.get("MATCHA_BENCH_ROUNDS", "5"))
+SECONDS = float(os.environ.get("MATCHA_BENCH_SECONDS", "1.0"))
+RESULTS = Path(__file__).parent / "results" / "engine.json"
+
+
+def _rate(work: Callable[[], int]) -> tuple[float, float]:
+    """Run ``work`` (returns units done) for ~SECONDS, ROUNDS times: (median, best) units/s."""
+    rates = []
+    for _ in range(ROUNDS):
+        done = 0
+        started = time.process_time()
+        while (elapsed := time.process_time() - started) < SECONDS:
+            done += work()
+        rates.append(done / elapsed)
+    return statistics.median(rates), max(rates)
+
+
+def _step_match(rng: random.Random) -> list[Event]:
+    seed = rng.getrandbits(256).to_bytes(32, "big").hex()
+    start = StartMatch(
+        match_id="b", players=("a", "b"), ruleset=STANDARD, first_dealer=0, seed=seed
+    )
+    state, log = step(initial_state(), start)
+    while not state.ended:
+        seat = state.to_move
+        if seat is None:
+            seat = 0 if must_keep(state, 0) else 1
+        state, events = step(state, random_bot(state, seat, rng))
+        log.extend(events)
+    return log
+
+
+def main() -> None:
+    rng = random.Random(2026)
+    logs = [play_match((random_bot, random_bot), STANDARD, rng)[1] for _ in range(500)]
+    events_per_match = sum(map(len, logs)) / len(logs)
+
+    def fold_all() -> int:
+        for log in logs:
+            fold(log)
+        return sum(map(len, logs))
+
+    fold_rate, fold_best = _rate(fold_all)
+
+    def selfplay() -> int:
+        for _ in range(20):
+            play_match((random_bot, random_bot), STANDARD, rng)
+        return 20
+
+    selfplay_rate, selfplay_best = _rate(selfplay)
+
+    def step_play() -> int:
+        for _ in range(20):
+            _step_match(rng)
+        return 20
+
+    step_rate, step_best = _rate(step_play)
+
+    results = {
+        "fold_events_per_s": round(fold_rate),
+        "fold_events_per_s_best": round(fold_best),
+        "fold_match_us": round(1e6 * events_per_match / fold_rate, 1),
+        "events_per_match": round(events_per_match, 1),
+        "selfplay_matches_per_s": round(selfplay_rate),
+        "selfplay_matches_per_s_best": round(selfplay_best),
+        "step_matches_per_s": round(step_rate),
+        "step_matches_per_s_best": round(step_best),
+        "targets": {"fold_events_per_s": 1_000_000, "selfplay_matches_per_s": 5_000},
+        "rounds": ROUNDS,
+        "seconds_per_round": SECONDS,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "clock": "process_time (CPU time of the benchmark process)",
+        "load_average": os.getloadavg()[0],
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    rows = [
+        ("fold", "events/s", fold_rate, fold_best, 1_000_000),
+        ("fold one match (us)", "us/match", results["fold_match_us"], None, 100),
+        ("self-play random vs random", "matches/s", selfplay_rate, selfplay_best, 5_000),
+        ("self-play through step()", "matches/s", step_rate, step_best, None),
+    ]
+    print(f"{'measure':<28} {'unit':<10} {'median':>12} {'best':>12} {'target':>10}")
+    for name, unit, median, best, target in rows:
+        best_text = f"{best:12,.0f}" if best is not None else f"{'':>12}"
+        target_text = f"{target:10,}" if target is not None else f"{'':>10}"
+        print(f"{name:<28} {unit:<10} {median:12,.1f} {best_text} {target_text}")
+    print(f"({events_per_match:.1f} events per match; load average {results['load_average']:.2f})")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
