@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Final
 
-from litestar import Response, Router, get
+from litestar import MediaType, Response, Router, get
 from litestar.datastructures import CacheControlHeader
 from litestar.static_files import create_static_files_router
 
@@ -30,7 +30,7 @@ def _shell() -> bytes:
 def _page() -> Response[bytes]:
     return Response(
         _shell(),
-        media_type="text/html; charset=utf-8",
+        media_type=MediaType.HTML,
         headers={"Cache-Control": _REVALIDATE.to_header()},
     )
 
