@@ -13,7 +13,13 @@ def main(argv: list[str]) -> None:
     wanted = [n if n.startswith("bench_") else f"bench_{n}" for n in argv] or names
     for name in wanted:
         print(f"== {name}")
-        importlib.import_module(f"bench.{name}").main()
+        try:
+            module = importlib.import_module(f"bench.{name}")
+        except ImportError as error:
+            # One part's missing dependency must not stop the other benchmarks.
+            print(f"skipped: cannot import bench.{name}: {error}\n")
+            continue
+        module.main()
         print()
 
 
