@@ -276,3 +276,72 @@ async def test_annul_without_a_dispute_and_the_audit_trail(api: Api) -> None:
     assert bad.status_code == 400
     assert (await api.get("/api/admin/actions", a)).status_code == 403
     assert (await api.get("/api/admin/actions", c)).status_code == 403
+
+
+def rate(url: str, ladder_id: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Run the workers' ratings job for the ladder now; its table and its history."""
+    from workers.ratings import apply_ladder
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        apply_ladder(conn, ladder_id)
+        table = conn.execute(
+            "SELECT player_id, rating, games, wins, draws, losses FROM ratings"
+            " WHERE ladder_id = %s ORDER BY player_id",
+            (ladder_id,),
+        ).fetchall()
+        history = conn.execute(
+            "SELECT player_id, opponent_id, score, before, after FROM rating_history"
+            " WHERE ladder_id = %s ORDER BY position, player_id",
+            (ladder_id,),
+        ).fetchall()
+    return table, history
+
+
+async def test_an_upheld_dispute_rates_the_ladder_as_if_the_match_had_never_been_played(
+    api: Api, recomputes: list[str], database_url: str
+) -> None:
+    organiser = await api.with_role("organiser")
+    a, b, c = await api.register(), await api.register(), await api.register()
+    season = await api.ladder(organiser, [a, b, c])
+    control = await api.ladder(organiser, [a, b, c])
+    # (seat 0, seat 1, loser); the contested match is played out by the bots.
+    schedule = [(a, b, b), (b, c, None), (a, c, a), (b, a, a), (c, b, b), (a, c, c)]
+    contested = ""
+    for i, (p0, p1, loser) in enumerate(schedule):
+        match_id = await api.pair(season, organiser, p0, p1)
+        if loser is None:
+            await api.play_out(match_id, (p0, p1), random.Random(5))
+            contested = match_id
+        else:
+            await api.resign(match_id, loser)
+            # The control ladder: the same season without the contested match.
+            again = await api.pair(control, organiser, p0, p1)
+            await api.resign(again, loser)
+        if i == 0:
+            first = match_id
+    before, history_before = rate(database_url, season)
+    expected, expected_history = rate(database_url, control)
+    assert before != expected  # the contested match counts until the dispute is upheld
+
+    # A rejected dispute changes nothing.
+    rejected = (await api.post(f"/api/matches/{first}/disputes", b, {"reason": "r"})).json()
+    await api.post(
+        f"/api/admin/disputes/{rejected['dispute_id']}/decision",
+        api.admin, {"upheld": False, "reason": "fair"},
+    )
+    assert recomputes == []
+    assert rate(database_url, season) == (before, history_before)
+
+    dispute = (await api.post(f"/api/matches/{contested}/disputes", b, {"reason": "r"})).json()
+    decided = await api.post(
+        f"/api/admin/disputes/{dispute['dispute_id']}/decision",
+        api.admin, {"upheld": True, "reason": "rigged"},
+    )
+    assert decided.status_code == 200, decided.text
+    assert recomputes == [season]
+
+    after, history_after = rate(database_url, season)
+    assert after == expected
+    assert history_after == expected_history
+    # Every rating after the contested match moved: the history is another one.
+    assert history_after != history_before[:2] + history_before[4:]
