@@ -119,7 +119,7 @@ def build_report(
         for r, ok in zip(rows, flags, strict=True)
     ]
     chain = chain_check(rows)
-    refolded = refold(rows, seed, source, engine, hide=scrub)
+    refolded = refold(rows, seed, source, engine, hide=scrub, live=not ended)
     fair = fairness(rows, revealed if ended else stored_seed, live=not ended)
     if fair.first_bad_deal is not None:
         bad = fair.first_bad_deal
@@ -132,8 +132,9 @@ def build_report(
 
     reasons: list[str] = []
     if chain.first_break is not None:
-        reasons.append(f"chain broken at version {chain.first_break.version}: "
-                       f"{chain.first_break.problem}")
+        reasons.append(
+            f"chain broken at version {chain.first_break.version}: {chain.first_break.problem}"
+        )
     if refolded.status == "inconsistent" and refolded.first_difference is not None:
         d = refolded.first_difference
         reasons.append(f"re-fold differs at version {d.version}: {d.problem}")
@@ -150,8 +151,9 @@ def build_report(
             f"{admin.first_problem.problem}"
         )
     if reasons:
-        verdict = Verdict(consistent=False, line="inconsistent: " + "; ".join(reasons),
-                          reasons=reasons)
+        verdict = Verdict(
+            consistent=False, line="inconsistent: " + "; ".join(reasons), reasons=reasons
+        )
     else:
         line = (
             f"consistent: chain intact ({chain.rows} rows), re-fold matches "

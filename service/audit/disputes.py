@@ -272,8 +272,11 @@ class DisputeService:
                 raise Conflict("This match is already annulled.", code="match_annulled")
             try:
                 await self._append(
-                    match_id, len(events), [MatchAnnulled(admin=admin.id, reason=reason)],
-                    admin.id, events,
+                    match_id,
+                    len(events),
+                    [MatchAnnulled(admin=admin.id, reason=reason)],
+                    admin.id,
+                    events,
                 )
             except VersionConflict:
                 if attempt + 1 == APPEND_ATTEMPTS:

@@ -153,6 +153,4 @@ def fairness(rows: Sequence[RawRow], seed: str | None, *, live: bool) -> Fairnes
                     first_bad_deal=Finding(version=None, problem=problems[0]),
                     note="the engine's check_deals disagrees with this audit's walk",
                 )
-    return FairnessCheck(
-        status="consistent", commitment_ok=True, deals_checked=deals, note=note
-    )
+    return FairnessCheck(status="consistent", commitment_ok=True, deals_checked=deals, note=note)

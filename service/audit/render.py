@@ -26,8 +26,9 @@ def _finding(f: Finding | None, indent: str = "    ") -> list[str]:
     if f is None:
         return []
     at = f"version {f.version}" if f.version is not None else "the match"
-    lines = [f"{indent}first at {at}" + (f" ({f.event_type})" if f.event_type else "")
-             + f": {f.problem}"]
+    lines = [
+        f"{indent}first at {at}" + (f" ({f.event_type})" if f.event_type else "") + f": {f.problem}"
+    ]
     if f.logged is not None or f.expected is not None:
         lines.append(f"{indent}  logged:   {_json(f.logged)}")
         lines.append(f"{indent}  expected: {_json(f.expected)}")
@@ -38,8 +39,11 @@ def render(report: AuditReport, *, log: bool = True) -> str:
     r = report
     out: list[str] = []
     seats = ", ".join(f"seat {i} {p}" for i, p in enumerate(r.players))
-    out.append(f"Audit of match {r.match_id} ({r.status}"
-               + (f", ladder {r.ladder_id}" if r.ladder_id else "") + f"): {seats}")
+    out.append(
+        f"Audit of match {r.match_id} ({r.status}"
+        + (f", ladder {r.ladder_id}" if r.ladder_id else "")
+        + f"): {seats}"
+    )
     out.append(f"Audited at {_when(r.audited_at)}")
     if log:
         out.append("")
@@ -56,15 +60,18 @@ def render(report: AuditReport, *, log: bool = True) -> str:
     out += _finding(c.first_break)
     f = r.refold
     seed = f", {f.seed_source} seed" if f.seed_source else ""
-    out.append(f"Re-fold:  {f.status} ({f.events_compared} events compared, "
-               f"{f.commands_replayed} moves replayed{seed})")
+    out.append(
+        f"Re-fold:  {f.status} ({f.events_compared} events compared, "
+        f"{f.commands_replayed} moves replayed{seed})"
+    )
     out += _finding(f.first_difference)
     if f.note:
         out.append(f"    note: {f.note}")
     fa = r.fairness
     commit = {True: "commitment ok", False: "commitment WRONG", None: "commitment not checked"}
-    out.append(f"Fairness: {fa.status} ({commit[fa.commitment_ok]}, "
-               f"{fa.deals_checked} deals checked)")
+    out.append(
+        f"Fairness: {fa.status} ({commit[fa.commitment_ok]}, {fa.deals_checked} deals checked)"
+    )
     out += _finding(fa.first_bad_deal)
     if fa.note:
         out.append(f"    note: {fa.note}")
@@ -74,23 +81,30 @@ def render(report: AuditReport, *, log: bool = True) -> str:
     t = r.timing
     out.append("Timing:")
     for s in t.seats:
-        out.append(f"    seat {s.seat} {s.player}: {s.moves} moves, total {s.total_s:.1f} s, "
-                   f"mean {s.mean_s:.1f} s, longest {s.max_s:.1f} s")
+        out.append(
+            f"    seat {s.seat} {s.player}: {s.moves} moves, total {s.total_s:.1f} s, "
+            f"mean {s.mean_s:.1f} s, longest {s.max_s:.1f} s"
+        )
     if t.long_gaps:
         for g in t.long_gaps:
-            out.append(f"    long gap: {g.seconds:.1f} s between versions "
-                       f"{g.after_version} and {g.version}")
+            out.append(
+                f"    long gap: {g.seconds:.1f} s between versions "
+                f"{g.after_version} and {g.version}"
+            )
     else:
         out.append(f"    long gaps (> {t.gap_threshold_s:.0f} s): none")
     disconnections = t.disconnections
-    out.append("    disconnections: "
-               + (disconnections if isinstance(disconnections, str)
-                  else f"{len(disconnections)}"))
+    out.append(
+        "    disconnections: "
+        + (disconnections if isinstance(disconnections, str) else f"{len(disconnections)}")
+    )
     if r.disputes:
         out.append("Disputes:")
         for d in r.disputes:
-            line = (f"    {d.dispute_id} by seat {d.seat} {d.player} at version "
-                    f"{d.filed_version}: {d.state} - {d.reason!r}")
+            line = (
+                f"    {d.dispute_id} by seat {d.seat} {d.player} at version "
+                f"{d.filed_version}: {d.state} - {d.reason!r}"
+            )
             if d.decided_by:
                 line += f"; decided by {d.decided_by}: {d.decision_reason!r}"
             out.append(line)

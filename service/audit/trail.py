@@ -64,9 +64,7 @@ def parse_filters(
             try:
                 when = datetime.fromisoformat(after.replace("Z", "+00:00"))
             except ValueError as exc:
-                raise ValidationFailed(
-                    "after must be a log position or an ISO-8601 time."
-                ) from exc
+                raise ValidationFailed("after must be a log position or an ISO-8601 time.") from exc
             if when.tzinfo is None:
                 raise ValidationFailed("after must name its time zone (e.g. ...Z).")
     return Filters(
@@ -123,7 +121,8 @@ async def admin_actions(
             if filters.ladder is not None and ladder_id != filters.ladder:
                 continue
             if filters.admin is not None and filters.admin not in (
-                event.admin, names.get(event.admin)
+                event.admin,
+                names.get(event.admin),
             ):
                 continue
             if filters.after_time is not None and stored.recorded_at <= filters.after_time:
@@ -132,7 +131,8 @@ async def admin_actions(
                 AdminAction(
                     position=stored.position,
                     recorded_at=stored.recorded_at,
-                    kind="dispute_decided" if isinstance(event, DisputeDecided)
+                    kind="dispute_decided"
+                    if isinstance(event, DisputeDecided)
                     else "match_annulled",
                     match_id=stored.match_id,
                     version=stored.version,

@@ -107,3 +107,28 @@ def test_first_difference_names_the_path_and_treats_true_and_one_apart() -> None
     assert first_difference({"a": True}, {"a": 1}) == ("a", True, 1)
     assert first_difference({"a": 1, "x": 0}, {"a": 1}) == ("x", 0, None)
     assert first_difference({"b": 1, "a": 2}, {"a": 2, "b": 1}) is None
+
+
+def test_a_live_match_missing_its_next_deal_does_not_show_that_deal() -> None:
+    from schemas.events import HandDealt
+
+    for n in range(200):
+        seed, batches = play(random.Random(n))
+        cut = next(
+            (i for i, (_, es) in enumerate(batches)
+             if i > 0 and isinstance(es[-1], HandDealt) and len(es) > 1),
+            None,
+        )
+        if cut is not None:
+            break
+    assert cut is not None
+    rows = chain_rows("m1", batches[: cut + 1])[:-1]  # the deal at the end is gone
+
+    report = build_report("m1", rows, stored_seed=seed)
+
+    assert report.status == "live"
+    diff = report.refold.first_difference
+    assert diff is not None and diff.version == rows[-1].version + 1
+    assert diff.expected == {"type": "hand_dealt", "hand": batches[cut][1][-1].hand,
+                             "hidden": True}
+    assert seed not in to_json(report).decode()
