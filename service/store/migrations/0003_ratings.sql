@@ -4,7 +4,7 @@
 -- Owned by the workers part. (No percent signs or colon-names: see 0001.)
 --
 -- UNLOGGED, all three tables: a full recompute of a big ladder rewrites
--- millions of history rows, and skipping the WAL makes that several times
+-- its whole history (64 MB for a million matches), and skipping the WAL makes that several times
 -- faster. The price: after a PostgreSQL crash they come back empty (all three
 -- together, so the recorded position is empty too) and the workers' catch-up
 -- rebuilds them from the log, which is the truth; they are not streamed to
@@ -29,20 +29,45 @@ CREATE UNLOGGED TABLE ratings (
 -- The leaderboard reads a ladder's players best first.
 CREATE INDEX ratings_leaderboard ON ratings (ladder_id, rating DESC, player_id);
 
--- One row per player per rated match: the rating before and after it.
--- `position` is the global position of the match's match_ended event.
-CREATE UNLOGGED TABLE rating_history (
-    ladder_id    text COLLATE "C" NOT NULL,
-    player_id    text COLLATE "C" NOT NULL,
-    position     bigint           NOT NULL,
-    match_id     text             NOT NULL,
-    opponent_id  text             NOT NULL,
-    score        double precision NOT NULL CHECK (score IN (0, 0.5, 1)),
-    before       double precision NOT NULL,
-    after        double precision NOT NULL,
-    change       double precision NOT NULL,
-    PRIMARY KEY (ladder_id, player_id, position)
+-- The rating history, stored one row per (ladder, player) with the player's
+-- rated matches as parallel arrays in order: the global position of each
+-- match's match_ended event, the rating before and after it, the score
+-- (1 win, 0.5 draw, 0 loss). A full recompute of a million matches then writes
+-- ten thousand rows instead of two million (and keeps no per-match index up
+-- to date); a new result appends to two players' arrays.
+CREATE UNLOGGED TABLE rating_histories (
+    ladder_id  text COLLATE "C" NOT NULL,
+    player_id  text COLLATE "C" NOT NULL,
+    positions  bigint[]           NOT NULL,
+    before     double precision[] NOT NULL,
+    after      double precision[] NOT NULL,
+    scores     double precision[] NOT NULL,
+    PRIMARY KEY (ladder_id, player_id),
+    CHECK (cardinality(positions) = cardinality(before)
+           AND cardinality(positions) = cardinality(after)
+           AND cardinality(positions) = cardinality(scores))
 );
+
+-- The same history one row per player per match, with the match and the
+-- opponent read from the events (for people querying with SQL, and the API).
+CREATE VIEW rating_history AS
+SELECT h.ladder_id,
+       h.player_id,
+       u.game,
+       u.position,
+       e.match_id,
+       CASE WHEN c.data -> 'players' ->> 0 = h.player_id
+            THEN c.data -> 'players' ->> 1
+            ELSE c.data -> 'players' ->> 0 END AS opponent_id,
+       u.score,
+       u.before,
+       u.after,
+       u.after - u.before AS change
+FROM rating_histories h
+CROSS JOIN LATERAL unnest(h.positions, h.before, h.after, h.scores)
+    WITH ORDINALITY AS u(position, before, after, score, game)
+JOIN events e ON e.position = u.position
+JOIN events c ON c.match_id = e.match_id AND c.version = 1;
 
 -- The last global event position a ladder's ratings include. Written in the
 -- same transaction as the ratings, so a job that runs twice (or is retried
@@ -60,5 +85,6 @@ CREATE UNLOGGED TABLE ladder_projections (
 CREATE INDEX events_ladder_created_idx ON events ((data ->> 'ladder_id'))
     WHERE type = 'match_created';
 
-REVOKE ALL ON ratings, rating_history, ladder_projections FROM PUBLIC;
-GRANT SELECT, INSERT, UPDATE, DELETE ON ratings, rating_history, ladder_projections TO matcha_app;
+REVOKE ALL ON ratings, rating_histories, rating_history, ladder_projections FROM PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ratings, rating_histories, ladder_projections TO matcha_app;
+GRANT SELECT ON rating_history TO matcha_app;
