@@ -147,3 +147,27 @@ def test_a_player_plays_by_keyboard_and_a_refused_move_is_explained(
     page.wait_for_function("document.querySelector('#message').textContent.length > 0")
     assert page.inner_text("#message") == res.json()["detail"]
     ctx.close()
+
+
+def test_a_page_whose_websocket_keeps_failing_follows_the_match_over_sse(
+    browser: Any, api: Api, app_url: str
+) -> None:
+    alice, bob = api.register("alice"), api.register("bob")
+    ladder = api.ladder("Fallback", "standard")
+    match_id = api.start_match(ladder, [alice["token"], bob["token"]], [alice["id"], bob["id"]])
+    players = [alice, bob]
+    seat = _mover(api, match_id, players)
+
+    ctx = browser.new_context()
+    sign_in_as(ctx, players[1 - seat]["token"], players[1 - seat]["id"], "waiting")
+    page = ctx.new_page()
+    # A proxy that accepts the WebSocket upgrade and hangs up at once, every time.
+    page.route_web_socket("**/ws*", lambda ws: ws.close())
+    page.goto(f"{app_url}/play/{match_id}")
+    page.wait_for_selector("#live-state:text('live (SSE)')", timeout=15_000)
+
+    before = version(page)
+    api.call("POST", f"/api/matches/{match_id}/pass", players[seat]["token"], json={})
+    wait_version(page, before + 1)
+    assert state(page)["toMove"] == str(1 - seat)
+    ctx.close()

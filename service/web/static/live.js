@@ -13,6 +13,7 @@ export function follow(matchId, opts) {
   let es = null;
   let timer = 0;
   let failures = 0;
+  let retries = 0;
   const base = `/api/matches/${encodeURIComponent(matchId)}`;
   const state = (t) => opts.onState && opts.onState(t);
 
@@ -33,23 +34,26 @@ export function follow(matchId, opts) {
   function socket() {
     // The token travels in the first message, not the address, so it stays out of access logs.
     const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${base}/ws?since=${last}`;
-    let opened = false;
+    let opened = 0;
+    let heard = false;
     ws = new WebSocket(url);
     ws.onopen = () => {
-      opened = true;
-      failures = 0;
+      opened = Date.now();
       ws.send(JSON.stringify(opts.token ? { kind: "hello", token: opts.token } : { kind: "hello" }));
       state("live");
     };
-    ws.onmessage = (m) => frame(m.data);
+    ws.onmessage = (m) => { heard = true; frame(m.data); };
     ws.onclose = (e) => {
       ws = null;
       if (stopped) return;
       if ([4400, 4401, 4403, 4404].includes(e.code)) { state(`closed (${e.code})`); poll(); return; }
-      failures += opened ? 0 : 1;
+      // A socket that never opened counts towards the fallback; one that lived
+      // a while resets the back-off, one that keeps dropping at once backs off.
+      if (!opened || (!heard && Date.now() - opened < 2000)) failures += 1;
+      retries = opened && Date.now() - opened > 10000 ? 0 : retries + 1;
       state("reconnecting…");
       if (failures >= 3) { sse(); return; }
-      timer = setTimeout(socket, Math.min(4000, 300 * 2 ** failures));
+      timer = setTimeout(socket, Math.min(8000, 250 * 2 ** retries));
     };
   }
 
