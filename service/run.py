@@ -66,8 +66,11 @@ class _Supervisor:
 
     def spawn(self, name: str, argv: list[str], env: dict[str, str]) -> _Child:
         proc = subprocess.Popen(
-            argv, env=env, stdin=subprocess.DEVNULL,
-            process_group=0, preexec_fn=die_with_parent(signal.SIGTERM),
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            process_group=0,
+            preexec_fn=die_with_parent(signal.SIGTERM),
         )
         child = _Child(name, proc)
         self.children.append(child)
@@ -96,6 +99,28 @@ class _Supervisor:
             click.echo(f"matcha run: stopping {name}", err=True)
             handle.stop()
         self.servers.clear()
+
+
+def _lock_data_dir(data_dir: Path) -> Any:
+    """One `matcha run` per data folder: a second one would fight over its servers."""
+    import fcntl
+
+    lock = (data_dir / "matcha-run.lock").open("a+")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read().strip() or "another process"
+        lock.close()
+        raise click.ClickException(
+            f"{data_dir} is in use by another `matcha run` (pid {holder}); stop it, "
+            "or give this one its own folder with --data-dir"
+        ) from None
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
+    return lock
 
 
 def admin_token(data_dir: Path) -> str:
@@ -174,8 +199,12 @@ def _redact_url(url: str) -> str:
 @click.command()
 @click.option("--host", default=None, help="Interface the API listens on [MATCHA_HOST, 127.0.0.1].")
 @click.option("--port", type=int, default=None, help="API port [MATCHA_PORT, 8000].")
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where the embedded servers keep their data [MATCHA_DATA_DIR, var].")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where the embedded servers keep their data [MATCHA_DATA_DIR, var].",
+)
 @click.option("--worker/--no-worker", default=True, help="Also run one RQ worker.")
 def run(host: str | None, port: int | None, data_dir: Path | None, worker: bool) -> None:
     """Run PostgreSQL, Redis, the API and a worker; Ctrl-C stops them all."""
@@ -185,6 +214,7 @@ def run(host: str | None, port: int | None, data_dir: Path | None, worker: bool)
     data_dir = (data_dir or Path(settings.api.data_dir)).expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
 
+    lock = _lock_data_dir(data_dir)
     supervisor = _Supervisor()
     previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     reason = "stopped"
@@ -206,11 +236,13 @@ def run(host: str | None, port: int | None, data_dir: Path | None, worker: bool)
         supervisor.stop_all()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        lock.close()
         click.echo("matcha run: everything stopped", err=True)
 
 
-def _start(supervisor: _Supervisor, settings: Any, host: str, port: int, data_dir: Path,
-           worker: bool) -> None:
+def _start(
+    supervisor: _Supervisor, settings: Any, host: str, port: int, data_dir: Path, worker: bool
+) -> None:
     from service.embedded import start_postgres, start_redis
 
     database_url = migrate_url = settings.database.url
@@ -257,10 +289,23 @@ def _start(supervisor: _Supervisor, settings: Any, host: str, port: int, data_di
     log_config.write_text(json.dumps(uvicorn_log_config()))
     api = supervisor.spawn(
         "API",
-        [sys.executable, "-m", "uvicorn", "--factory", "service.api.app:create_app",
-         "--host", host, "--port", str(port), "--log-config", str(log_config),
-         # our middleware logs each request (with its id) instead of uvicorn
-         "--no-access-log", "--timeout-graceful-shutdown", "10"],
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "service.api.app:create_app",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--log-config",
+            str(log_config),
+            # our middleware logs each request (with its id) instead of uvicorn
+            "--no-access-log",
+            "--timeout-graceful-shutdown",
+            "10",
+        ],
         env,
     )
     if not worker:

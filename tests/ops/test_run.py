@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +50,16 @@ def test_a_fresh_machine_gets_real_servers_kept_between_runs_and_ctrl_c_stops_ev
     assert first.get("/healthz").status_code == 200
     ready = first.get("/readyz")
     assert ready.status_code == 200, ready.text
+
+    # A second `matcha run` on the same folder is refused and harms nothing.
+    clash = subprocess.run(
+        [sys.executable, "-m", "service.cli", "run", "--data-dir", str(data), "--port", "1"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert clash.returncode != 0
+    assert "in use by another `matcha run`" in clash.stderr
+    assert first.get("/readyz").status_code == 200
+    assert all(p.is_running() for p in children)
 
     # The admin token is generated once, kept in the data folder, and works.
     token = first.banner["Admin token"]
