@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 import psycopg
-from yoyo import get_backend, read_migrations
+from yoyo import get_backend, read_migrations  # type: ignore[import-untyped]
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
