@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from schemas.events import Event, encode_event
 from service.audit.report import AuditReport, Finding
 
 
@@ -19,7 +20,14 @@ def _json(value: Any) -> str:
 
 
 def _data(data: dict[str, Any]) -> str:
-    return _json({k: v for k, v in data.items() if k not in ("type", "v")})
+    """The event's fields in their declared order (jsonb keeps no order), less the tag."""
+    try:
+        event = msgspec.convert(data, type=Event)  # type: ignore[arg-type]
+        canonical = msgspec.json.decode(encode_event(event))
+    except msgspec.ValidationError:
+        canonical = None
+    shown = canonical if canonical == data else data  # never hide an extra field
+    return _json({k: v for k, v in shown.items() if k not in ("type", "v")})
 
 
 def _finding(f: Finding | None, indent: str = "    ") -> list[str]:
@@ -82,8 +90,8 @@ def render(report: AuditReport, *, log: bool = True) -> str:
     out.append("Timing:")
     for s in t.seats:
         out.append(
-            f"    seat {s.seat} {s.player}: {s.moves} moves, total {s.total_s:.1f} s, "
-            f"mean {s.mean_s:.1f} s, longest {s.max_s:.1f} s"
+            f"    seat {s.seat} {s.player}: {s.moves} moves, total {s.total_s:.2f} s, "
+            f"mean {s.mean_s:.2f} s, longest {s.max_s:.2f} s"
         )
     if t.long_gaps:
         for g in t.long_gaps:
