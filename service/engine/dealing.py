@@ -31,8 +31,9 @@ _SEED_RE = re.compile(r"[0-9a-f]{64}")
 _NON_ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] != "Z")
 _ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] == "Z")
 _WORDS = struct.Struct(">8I")
+_TWO_BLOCKS = struct.Struct(">16I")
 _BLOCK = (b"\0\0\0\0", b"\0\0\0\1")
-_LIMITS: tuple[int, ...] = (0, *(2**32 - (2**32 % n) for n in range(1, 32)))
+_LIMITS: tuple[int, ...] = (0, *(2**32 - (2**32 % n) for n in range(1, 18)))
 """Rejection limits for the small ``n`` a deal uses, computed once."""
 
 
@@ -56,31 +57,33 @@ def stream(seed: bytes, hand: int, shuffle_no: int) -> Iterator[int]:
 
 
 def shuffle(cards: list[Card], seed: bytes, hand: int, shuffle_no: int) -> None:
-    """Fisher-Yates in place, each swap index drawn by rejection sampling from the stream.
-
-    Equivalent to reading ``stream(...)`` one word at a time; written out
-    because dealing is on the self-play hot path.
-    """
+    """Fisher-Yates in place, each swap index drawn by rejection sampling from the stream."""
     prefix = _DOMAIN + seed + hand.to_bytes(4, "big") + shuffle_no.to_bytes(4, "big")
     sha256 = hashlib.sha256
-    # Two blocks (16 words) cover a whole deal's shuffle unless a draw is rejected.
-    words = list(_WORDS.unpack(sha256(prefix + _BLOCK[0]).digest()))
-    words += _WORDS.unpack(sha256(prefix + _BLOCK[1]).digest())
-    available = 16
-    pos = 0
-    for i in range(len(cards) - 1, 0, -1):
-        n = i + 1
-        limit = _LIMITS[n] if n < len(_LIMITS) else 2**32 - (2**32 % n)
-        while True:
-            if pos == available:
-                block = (available // 8).to_bytes(4, "big")
-                words += _WORDS.unpack(sha256(prefix + block).digest())
-                available += 8
-            x = words[pos]
-            pos += 1
-            if x < limit:  # rejection sampling: no modulo bias
+    n = len(cards)
+    if n <= 17:
+        # Fast path, the same draws: two blocks give the 16 words a deal needs
+        # when no word is rejected (odds of a rejection: below 1 in 10**8).
+        words = _TWO_BLOCKS.unpack(
+            sha256(prefix + _BLOCK[0]).digest() + sha256(prefix + _BLOCK[1]).digest()
+        )
+        before = cards[:]
+        for k in range(n - 1):
+            i = n - 1 - k
+            x = words[k]
+            if x >= _LIMITS[i + 1]:
+                cards[:] = before  # a rejection: start again on the general path
                 break
-        j = x % n
+            j = x % (i + 1)
+            cards[i], cards[j] = cards[j], cards[i]
+        else:
+            return
+    draws = stream(seed, hand, shuffle_no)
+    for i in range(n - 1, 0, -1):
+        limit = 2**32 - (2**32 % (i + 1))
+        while (x := next(draws)) >= limit:  # rejection sampling: no modulo bias
+            pass
+        j = x % (i + 1)
         cards[i], cards[j] = cards[j], cards[i]
 
 

@@ -120,3 +120,13 @@ def test_the_commitment_is_published_when_the_match_is_created() -> None:
     assert isinstance(created, MatchCreated)
     seed = next(e.seed for e in log if isinstance(e, MatchEnded))
     assert created.seed_commitment == hashlib.sha256(bytes.fromhex(seed)).hexdigest()
+
+
+def test_the_fast_path_of_the_shuffle_draws_what_the_general_path_draws(monkeypatch) -> None:
+    import service.engine.dealing as dealing
+
+    seeds = [random.Random(i).getrandbits(256).to_bytes(32, "big").hex() for i in range(50)]
+    fast = [deal(s, h, 0) for s in seeds for h in (1, 2)]
+    # Every fast-path draw now looks rejected, so each shuffle takes the general path.
+    monkeypatch.setattr(dealing, "_LIMITS", tuple(0 for _ in dealing._LIMITS))
+    assert [deal(s, h, 0) for s in seeds for h in (1, 2)] == fast
