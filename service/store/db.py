@@ -58,8 +58,10 @@ async def check_idle_connection(conn: psycopg.AsyncConnection[Any]) -> None:
     """
     if conn.closed or conn.broken:
         raise psycopg.OperationalError("connection is closed")
-    readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    if readable:
+    # poll, not select: select() refuses descriptors above 1023.
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    if poller.poll(0):
         await AsyncConnectionPool.check_connection(conn)
 
 
