@@ -1,0 +1,459 @@
+"""Replay archives: a finished match as a portable record, plus its frames.
+
+The *match record* (``MatchRecord``) is what a chess PGN is to a game: headers
+(ladder, players, ruleset, dates, result and how it ended, seed, final chain
+hash) and every event with what its hash covers (version, actor, time, the
+previous hash), so anyone can re-check the chain, re-fold the events through
+the engine and re-deal from the seed. The *archive* adds the frames a viewer
+steps through: after each event, the public view and the omniscient view,
+both built by ``service.engine.view`` (the one place that decides visibility).
+
+Deterministic bytes: the archive is canonical JSON (msgspec, fields in
+declaration order) compressed with gzip at a fixed level and ``mtime=0``, and
+it holds nothing that is not a function of the log (plus the players' and the
+ladder's names). Ratings before and after the match are *not* stored: they are
+another projection, which an annulment of an earlier match changes; the API
+adds them to the headers when it serves a replay or exports a record.
+
+``build_archive(match_id)`` is the RQ job; ``check_record`` verifies an
+imported record (chain, re-fold, fairness) with the audit's pure checks.
+docs/replays.md documents the format.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import msgspec
+import psycopg
+
+from schemas.events import Event, MatchCreated, MatchEnded, decode_event, encode_event
+from schemas.rules import Ruleset
+from schemas.views import EventView, MatchView
+from service.engine import evolve, initial_state, redact, view
+from service.engine.state import State
+from service.errors import NotFound, ValidationFailed
+from service.store.chain import GENESIS_HASH, format_recorded_at, row_hash
+from workers import db
+
+FORMAT: Literal["matcha-record/1"] = "matcha-record/1"
+ARCHIVE_FORMAT: Literal["matcha-replay/1"] = "matcha-replay/1"
+GZIP_LEVEL = 6
+"""Fixed, like ``mtime=0``: the same archive always compresses to the same bytes."""
+
+Result = Literal["1-0", "0-1", "1/2-1/2", "annulled", "*"]
+
+
+class PlayerTag(msgspec.Struct, frozen=True, kw_only=True):
+    seat: Literal[0, 1]
+    id: str
+    name: str | None = None
+    rating_before: float | None = None
+    rating_after: float | None = None
+    """Filled when served (the ratings projection), never stored."""
+
+
+class Headers(msgspec.Struct, frozen=True, kw_only=True):
+    """The match at a glance, like a PGN's tag pairs."""
+
+    format: str = FORMAT
+    match_id: str
+    ladder_id: str | None
+    ladder: str | None
+    """The ladder's name."""
+    ruleset: Ruleset
+    players: tuple[PlayerTag, PlayerTag]
+    date: str
+    """``YYYY.MM.DD`` (UTC) of the first event, as in a PGN."""
+    started_at: str
+    ended_at: str | None
+    result: Result
+    """Seat 0's score first: ``1-0`` seat 0 won, ``0-1`` seat 1, ``1/2-1/2`` a draw."""
+    winner: Literal[0, 1] | None
+    reason: str | None
+    """How it ended: qualified, comparison, hand_limit, resigned, timeout."""
+    annulled: bool
+    hands: int
+    seed_commitment: str
+    seed: str | None
+    dealing_scheme: str
+    events: int
+    final_hash: str
+    """Hex SHA-256 of the last event's chain link: the record's fingerprint."""
+    hide_hands_in_replay: bool = False
+
+
+class RecordedEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """One event with everything its chain hash covers."""
+
+    version: int
+    actor: str
+    recorded_at: str
+    """UTC, ``YYYY-MM-DDTHH:MM:SS.ffffffZ``: exactly the text that was hashed."""
+    prev_hash: str
+    hash: str
+    event: Event
+    position: int | None = None
+    """Global position in the store it came from (not hashed)."""
+
+
+class MatchRecord(msgspec.Struct, frozen=True, kw_only=True):
+    headers: Headers
+    events: list[RecordedEvent]
+
+
+class Frame(msgspec.Struct, frozen=True, kw_only=True):
+    """What a viewer sees after event ``version``."""
+
+    version: int
+    type: str
+    public: MatchView
+    omniscient: MatchView
+
+
+class ReplayArchive(msgspec.Struct, frozen=True, kw_only=True):
+    format: str = ARCHIVE_FORMAT
+    record: MatchRecord
+    frames: list[Frame]
+
+
+class BuiltArchive(msgspec.Struct, frozen=True, kw_only=True):
+    match_id: str
+    data: bytes
+    """gzip of the archive's canonical JSON."""
+    sha256: bytes
+    raw_size: int
+    events: int
+    final_hash: bytes
+    position: int
+
+
+_encoder = msgspec.json.Encoder()
+_archive_decoder = msgspec.json.Decoder(ReplayArchive)
+_record_decoder = msgspec.json.Decoder(MatchRecord)
+
+
+def encode_record(record: MatchRecord) -> bytes:
+    return _encoder.encode(record)
+
+
+def decode_record(data: bytes | str) -> MatchRecord:
+    try:
+        return _record_decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        raise ValidationFailed(f"not a match record: {exc}") from exc
+    except msgspec.DecodeError as exc:
+        raise ValidationFailed(f"not JSON: {exc}") from exc
+
+
+def decode_archive(data: bytes) -> ReplayArchive:
+    return _archive_decoder.decode(gzip.decompress(data))
+
+
+# -- building ------------------------------------------------------------------------------
+
+
+def _result(state: State) -> Result:
+    if state.annulled:
+        return "annulled"
+    if not state.ended:
+        return "*"
+    if state.winner is None:
+        return "1/2-1/2"
+    return "1-0" if state.winner == 0 else "0-1"
+
+
+def public_view(state: State, hide_hands_in_replay: bool) -> MatchView:
+    """The frame anyone may watch once the match is over (RULES §8).
+
+    A finished match shows everything to everyone ("anyone after the match
+    ends" sees what an administrator sees), which for an earlier state is the
+    engine's omniscient view; a ladder that hides hands in replays shows each
+    earlier state as a live spectator saw it, and the last as the engine's
+    replay view with hands hidden.
+    """
+    over = state.ended or state.annulled
+    if over:
+        return view(state, "spectator", hide_hands_in_replay=hide_hands_in_replay)
+    return view(state, "spectator" if hide_hands_in_replay else "omniscient")
+
+
+def build_record(
+    match_id: str,
+    rows: Sequence[tuple[int, int, str, Event, str, datetime, bytes, bytes]],
+    *,
+    names: dict[str, str],
+    ladder_name: str | None,
+    hide_hands_in_replay: bool,
+) -> tuple[MatchRecord, list[State]]:
+    """The record of a match and the state after each event.
+
+    ``rows``: (position, version, type, event, actor, recorded_at, prev_hash,
+    hash) in version order.
+    """
+    if not rows:
+        raise NotFound(f"match {match_id} has no events")
+    events: list[RecordedEvent] = []
+    states: list[State] = []
+    state = initial_state()
+    for position, version, _type, event, actor, recorded_at, prev_hash, hash_ in rows:
+        state = evolve(state, event)
+        states.append(state)
+        events.append(
+            RecordedEvent(
+                version=version,
+                actor=actor,
+                recorded_at=format_recorded_at(recorded_at),
+                prev_hash=prev_hash.hex(),
+                hash=hash_.hex(),
+                event=event,
+                position=position,
+            )
+        )
+    created = rows[0][3]
+    if not isinstance(created, MatchCreated):
+        raise ValidationFailed(f"match {match_id} does not start with match_created")
+    ended_at = next(
+        (e.recorded_at for e in events if isinstance(e.event, MatchEnded)), None
+    )
+    players = tuple(
+        PlayerTag(seat=seat, id=pid, name=names.get(pid))
+        for seat, pid in ((0, created.players[0]), (1, created.players[1]))
+    )
+    headers = Headers(
+        match_id=match_id,
+        ladder_id=created.ladder_id,
+        ladder=ladder_name,
+        ruleset=created.ruleset,
+        players=(players[0], players[1]),
+        date=events[0].recorded_at[:10].replace("-", "."),
+        started_at=events[0].recorded_at,
+        ended_at=ended_at,
+        result=_result(state),
+        winner=state.winner if state.ended and not state.annulled else None,
+        reason=state.end_reason,
+        annulled=state.annulled,
+        hands=state.hand,
+        seed_commitment=created.seed_commitment,
+        seed=state.seed if (state.ended or state.annulled) else None,
+        dealing_scheme=created.dealing_scheme,
+        events=len(events),
+        final_hash=events[-1].hash,
+        hide_hands_in_replay=hide_hands_in_replay,
+    )
+    return MatchRecord(headers=headers, events=events), states
+
+
+def build_frames(record: MatchRecord, states: Sequence[State]) -> list[Frame]:
+    hide = record.headers.hide_hands_in_replay
+    return [
+        Frame(
+            version=e.version,
+            type=_tag(e.event),
+            public=public_view(s, hide),
+            omniscient=view(s, "omniscient"),
+        )
+        for e, s in zip(record.events, states, strict=True)
+    ]
+
+
+def _tag(event: Event) -> str:
+    tag = type(event).__struct_config__.tag
+    return str(tag)
+
+
+def pack(record: MatchRecord, frames: list[Frame]) -> tuple[bytes, int]:
+    """Canonical JSON, gzip at a fixed level with mtime 0: (bytes, raw size)."""
+    raw = _encoder.encode(ReplayArchive(record=record, frames=frames))
+    return gzip.compress(raw, compresslevel=GZIP_LEVEL, mtime=0), len(raw)
+
+
+# -- the database side ---------------------------------------------------------------------
+
+
+def load_rows(
+    conn: psycopg.Connection, match_id: str
+) -> list[tuple[int, int, str, Event, str, datetime, bytes, bytes]]:
+    rows = conn.execute(
+        "SELECT position, version, type, data::text, actor, recorded_at, prev_hash, hash"
+        " FROM events WHERE match_id = %s ORDER BY version",
+        (match_id,),
+    ).fetchall()
+    return [
+        (p, v, t, decode_event(d), a, at, bytes(ph), bytes(h))
+        for p, v, t, d, a, at, ph, h in rows
+    ]
+
+
+def _context(
+    conn: psycopg.Connection, created: Event
+) -> tuple[dict[str, str], str | None, bool]:
+    assert isinstance(created, MatchCreated)
+    names = dict(
+        conn.execute(
+            "SELECT id, name FROM players WHERE id = ANY(%s)", (list(created.players),)
+        ).fetchall()
+    )
+    ladder_name, hide = None, False
+    if created.ladder_id is not None:
+        row = conn.execute(
+            "SELECT name, hide_hands_in_replay FROM ladders WHERE id = %s", (created.ladder_id,)
+        ).fetchone()
+        if row is not None:
+            ladder_name, hide = row[0], bool(row[1])
+    return names, ladder_name, hide
+
+
+def build_from_log(conn: psycopg.Connection, match_id: str) -> BuiltArchive | None:
+    """The archive of a finished match from its log, or None while it is being played."""
+    rows = load_rows(conn, match_id)
+    if not rows:
+        raise NotFound(f"No match has the id {match_id}.")
+    if not any(r[2] in ("match_ended", "match_annulled") for r in rows):
+        return None
+    names, ladder_name, hide = _context(conn, rows[0][3])
+    record, states = build_record(
+        match_id, rows, names=names, ladder_name=ladder_name, hide_hands_in_replay=hide
+    )
+    data, raw_size = pack(record, build_frames(record, states))
+    return BuiltArchive(
+        match_id=match_id,
+        data=data,
+        sha256=hashlib.sha256(data).digest(),
+        raw_size=raw_size,
+        events=len(rows),
+        final_hash=rows[-1][7],
+        position=rows[-1][0],
+    )
+
+
+def store_archive(conn: psycopg.Connection, built: BuiltArchive) -> None:
+    """Upsert; an archive built from an older log never replaces a newer one."""
+    conn.execute(
+        """INSERT INTO replay_archives (match_id, format, archive, sha256, raw_size, events,
+                                        final_hash, built_at_position)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+           ON CONFLICT (match_id) DO UPDATE SET
+               format = excluded.format, archive = excluded.archive, sha256 = excluded.sha256,
+               raw_size = excluded.raw_size, events = excluded.events,
+               final_hash = excluded.final_hash,
+               built_at_position = excluded.built_at_position, built_at = now()
+           WHERE replay_archives.built_at_position < excluded.built_at_position
+              OR replay_archives.sha256 <> excluded.sha256""",
+        (built.match_id, ARCHIVE_FORMAT, built.data, built.sha256, built.raw_size, built.events,
+         built.final_hash, built.position),
+    )
+
+
+def build_archive(match_id: str, *, database_url: str | None = None) -> dict[str, Any]:
+    """The RQ job: (re)build and store the replay archive of a finished match."""
+    conn = db.connection(database_url)
+    built = build_from_log(conn, match_id)
+    if built is None:
+        return {"match_id": match_id, "built": False, "reason": "not finished"}
+    store_archive(conn, built)
+    return {"match_id": match_id, "built": True, "bytes": len(built.data),
+            "events": built.events}
+
+
+# -- checking an imported record -----------------------------------------------------------
+
+
+class RecordCheck(msgspec.Struct, frozen=True, kw_only=True):
+    """The verdict on an imported record, and its frames when it holds up."""
+
+    ok: bool
+    chain: str
+    refold: str
+    fairness: str
+    problems: list[str]
+    headers: Headers | None = None
+    frames: list[Frame] = []
+
+
+def check_record(record: MatchRecord) -> RecordCheck:
+    """Verify a record on its own: chain hashes, re-fold through the engine, deals vs seed.
+
+    The checks are the audit's (``service.audit.audit.build_report``), run on
+    the record's rows instead of the database's, plus: each event's hash is
+    recomputed from the record's own fields, and the headers must agree
+    with the events.
+    """
+    from service.audit.audit import build_report
+    from service.audit.rows import RawRow
+
+    problems: list[str] = []
+    events = record.events
+    if not events:
+        return RecordCheck(ok=False, chain="fail", refold="fail", fairness="fail",
+                           problems=["the record has no events"])
+    match_id = record.headers.match_id
+    rows: list[RawRow] = []
+    prev = GENESIS_HASH
+    for i, e in enumerate(events, start=1):
+        try:
+            at = datetime.fromisoformat(e.recorded_at).astimezone(UTC)
+            prev_hash, hash_ = bytes.fromhex(e.prev_hash), bytes.fromhex(e.hash)
+        except ValueError as exc:
+            raise ValidationFailed(f"event {e.version}: {exc}") from exc
+        if e.version != i:
+            problems.append(f"event {i} is numbered {e.version}")
+        if prev_hash != prev:
+            problems.append(f"event {e.version}: prev_hash is not the previous event's hash")
+        expected = row_hash(prev, match_id=match_id, version=e.version, actor=e.actor,
+                            recorded_at=at, event_bytes=encode_event(e.event))
+        if expected != hash_:
+            problems.append(f"event {e.version}: hash does not match its content")
+        prev = hash_
+        rows.append(RawRow(
+            position=e.position or i, match_id=match_id, version=e.version, type=_tag(e.event),
+            data=msgspec.json.decode(encode_event(e.event)), actor=e.actor, recorded_at=at,
+            prev_hash=prev_hash, hash=hash_,
+        ))
+    report = build_report(match_id, rows)
+    for name, check in (("chain", report.chain), ("refold", report.refold),
+                        ("fairness", report.fairness)):
+        if check.status == "inconsistent":
+            detail = getattr(check, "first_break", None) or getattr(
+                check, "first_difference", None) or getattr(check, "first_bad_deal", None)
+            problems.append(f"{name}: {detail.problem if detail else 'failed'}")
+
+    rebuilt, states = build_record(
+        match_id,
+        [(e.position or e.version, e.version, _tag(e.event), e.event, e.actor,
+          datetime.fromisoformat(e.recorded_at), bytes.fromhex(e.prev_hash),
+          bytes.fromhex(e.hash)) for e in events],
+        names={p.id: p.name for p in record.headers.players if p.name},
+        ladder_name=record.headers.ladder,
+        hide_hands_in_replay=record.headers.hide_hands_in_replay,
+    )
+    mine = msgspec.structs.replace(
+        record.headers,
+        players=tuple(msgspec.structs.replace(p, rating_before=None, rating_after=None)
+                      for p in record.headers.players),
+    )
+    if mine != rebuilt.headers:
+        diffs = [f for f in Headers.__struct_fields__
+                 if getattr(mine, f) != getattr(rebuilt.headers, f)]
+        problems.append("headers disagree with the events: " + ", ".join(diffs))
+    ok = not problems
+    return RecordCheck(
+        ok=ok,
+        chain=report.chain.status,
+        refold=report.refold.status,
+        fairness=report.fairness.status,
+        problems=problems,
+        headers=record.headers,
+        frames=build_frames(rebuilt, states) if ok else [],
+    )
+
+
+def redacted_event(record: MatchRecord, version: int, viewer: Any) -> EventView:
+    """Event ``version`` of a finished match as ``viewer`` may see it in the replay."""
+    event = record.events[version - 1].event
+    return redact(event, viewer, match_over=True,
+                  hide_hands_in_replay=record.headers.hide_hands_in_replay)
