@@ -70,7 +70,7 @@ def timing(
                 seat=seat,
                 player=player,
                 moves=len(took),
-                total_s=sum(took),
+                total_s=sum(took, 0.0),
                 mean_s=sum(took) / len(took) if took else 0.0,
                 max_s=max(took, default=0.0),
             )
