@@ -54,10 +54,9 @@ def simulate(games: int, ruleset: str, bot: str, vs: str, seed: int | None, quie
             plays += kind is CardPlayed
     elapsed = time.perf_counter() - started
     n = max(games, 1)
-    click.echo(f"ruleset {ruleset}: {games} matches, {bot} (first) vs {vs}, seed {seed}")
-    click.echo(f"  {bot:<10} wins {results['bot']:>7}  {100 * results['bot'] / n:6.2f} %")
-    click.echo(f"  {vs:<10} wins {results['vs']:>7}  {100 * results['vs'] / n:6.2f} %")
-    click.echo(f"  {'draws':<15} {results['draw']:>7}  {100 * results['draw'] / n:6.2f} %")
+    click.echo(f"ruleset {ruleset}: {games} matches, A={bot} vs B={vs}, seed {seed}")
+    for label, key in ((f"A {bot} wins", "bot"), (f"B {vs} wins", "vs"), ("draws", "draw")):
+        click.echo(f"  {label:<18} {results[key]:>7}  {100 * results[key] / n:6.2f} %")
     click.echo("  ended by: " + ", ".join(f"{r} {c}" for r, c in reasons.most_common()))
     click.echo(
         f"  per match: {hands / n:.2f} hands, {rounds / n:.2f} rounds, "
