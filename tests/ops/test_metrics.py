@@ -127,3 +127,40 @@ def test_several_processes_are_summed_in_multiprocess_mode(tmp_path: Path) -> No
     assert _value(text, "matcha_job_seconds_count", job="replay", outcome="ok") == 2
     assert _value(text, "matcha_job_seconds_sum", job="replay", outcome="ok") == pytest.approx(0.4)
     assert _value(text, "matcha_commands_total", kind="play", outcome="ok") == 2
+
+
+def _double(n: int) -> int:
+    return n * 2
+
+
+def _fail() -> None:
+    raise RuntimeError("a failing job")
+
+
+def test_rq_jobs_run_with_timed_job_are_observed_by_name_and_outcome(
+    redis_server_url: str, redis_prefix: str
+) -> None:
+    from rq import SimpleWorker
+
+    from service.ops.jobs import TimedJob
+
+    conn = Redis.from_url(redis_server_url)
+    queue = Queue(f"{redis_prefix}:jobs", connection=conn, job_class=TimedJob)
+    before = metrics.render().decode()
+    try:
+        done = queue.enqueue(_double, 21)
+        queue.enqueue(_fail)
+        SimpleWorker([queue], connection=conn, job_class=TimedJob).work(burst=True)
+        assert done.latest_result() is not None and done.latest_result().return_value == 42
+    finally:
+        queue.delete(delete_jobs=True)
+        conn.close()
+    after = metrics.render().decode()
+
+    def grew(job: str, outcome: str) -> float:
+        labels = {"job": job, "outcome": outcome}
+        name = "matcha_job_seconds_count"
+        return _value(after, name, **labels) - _value(before, name, **labels)
+
+    assert grew("_double", "ok") == 1
+    assert grew("_fail", "failed") == 1
