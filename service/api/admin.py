@@ -53,12 +53,29 @@ class Annulled(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _enqueue_ladder_update(app: Litestar) -> Any:
-    """``fn(ladder_id)``: the workers' ratings recompute, queued on RQ."""
+    """``await fn(ladder_id)``: queue the workers' ratings recompute on RQ.
 
-    def enqueue(ladder_id: str) -> None:
-        from workers.queue import enqueue_ladder_update
+    The workers' own after-commit hook may queue it too when it sees the
+    ``match_annulled`` event; the job is idempotent, so the second run finds
+    nothing new. Asking here as well means an upheld dispute never depends on
+    which hooks happen to be registered.
+    """
+    settings = app.state.settings
 
-        enqueue_ladder_update(ladder_id)
+    async def enqueue(ladder_id: str) -> None:
+        if not settings.redis.url:
+            log.warning("REDIS_URL is not set: ladder %s is recomputed by catch-up", ladder_id)
+            return
+        from anyio import to_thread
+
+        from workers.queue import enqueue_ladder_update, redis_client
+
+        def put() -> None:
+            enqueue_ladder_update(
+                ladder_id, redis=redis_client(settings.redis.url), prefix=settings.redis.prefix
+            )
+
+        await to_thread.run_sync(put)
 
     return enqueue
 

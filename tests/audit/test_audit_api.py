@@ -345,3 +345,29 @@ async def test_an_upheld_dispute_rates_the_ladder_as_if_the_match_had_never_been
     assert history_after == expected_history
     # Every rating after the contested match moved: the history is another one.
     assert history_after != history_before[:2] + history_before[4:]
+
+
+async def test_an_upheld_dispute_queues_the_ladder_recompute_on_rq(
+    api: Api, redis_server_url: str, redis_prefix: str
+) -> None:
+    from redis import Redis
+    from rq import Queue
+
+    from service.api.admin import _enqueue_ladder_update
+
+    app = api.client.app
+    app.state.disputes.on_annulled = _enqueue_ladder_update(app)  # the real one
+    ladder_id, match_id, _, a, _ = await finished_match(api)
+    ratings = Queue(f"{redis_prefix}-ratings", connection=Redis.from_url(redis_server_url))
+    queued_before = {j.id for j in ratings.jobs}
+    dispute = (await api.post(f"/api/matches/{match_id}/disputes", a, {"reason": "r"})).json()
+
+    await api.post(
+        f"/api/admin/disputes/{dispute['dispute_id']}/decision",
+        api.admin, {"upheld": True, "reason": "rigged"},
+    )
+
+    new = [j for j in ratings.jobs if j.id not in queued_before]
+    # (The workers' own after-commit hook, where registered, may queue it too.)
+    assert new
+    assert {(j.func_name, j.args) for j in new} == {("workers.ratings.update_ladder", (ladder_id,))}
