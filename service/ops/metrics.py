@@ -152,7 +152,8 @@ class QueueDepthCollector(Collector):
         )
         try:
             queues = Queue.all(connection=conn)
-            mine = [q for q in queues if not self.prefix or q.name.startswith(self.prefix)]
+            # workers.queue names them `<prefix>-ratings`, `<prefix>-replays`
+            mine = [q for q in queues if not self.prefix or q.name.startswith(f"{self.prefix}-")]
             return sorted((q.name, q.count) for q in mine)
         finally:
             conn.close()

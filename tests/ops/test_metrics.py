@@ -78,22 +78,22 @@ async def test_queue_depth_is_read_from_redis_for_this_prefix_only(
     pg_server_url: str, redis_server_url: str, redis_prefix: str
 ) -> None:
     conn = Redis.from_url(redis_server_url)
-    mine = Queue(f"{redis_prefix}:ratings", connection=conn)
-    other = Queue(f"other{redis_prefix}:ratings", connection=conn)
+    mine = Queue(f"{redis_prefix}-ratings", connection=conn)
+    other = Queue(f"{redis_prefix}x-ratings", connection=conn)  # another tenant's prefix
     try:
         for _ in range(3):
             mine.enqueue("builtins.print", "tea")
         other.enqueue("builtins.print", "not ours")
         text = await _scrape((pg_server_url, redis_server_url, redis_prefix))
-        assert _value(text, "matcha_queue_depth", queue=f"{redis_prefix}:ratings") == 3
+        assert _value(text, "matcha_queue_depth", queue=f"{redis_prefix}-ratings") == 3
         assert all(
-            not labels or dict(labels).get("queue", "").startswith(redis_prefix)
+            not labels or dict(labels).get("queue", "").startswith(f"{redis_prefix}-")
             for (name, labels) in _samples(text)
             if name == "matcha_queue_depth"
         )
         mine.empty()
         text = await _scrape((pg_server_url, redis_server_url, redis_prefix))
-        assert _value(text, "matcha_queue_depth", queue=f"{redis_prefix}:ratings") == 0
+        assert _value(text, "matcha_queue_depth", queue=f"{redis_prefix}-ratings") == 0
         assert _value(text, "matcha_queue_redis_up") == 1
     finally:
         for queue in (mine, other):
@@ -145,7 +145,7 @@ def test_rq_jobs_run_with_timed_job_are_observed_by_name_and_outcome(
     from service.ops.jobs import TimedJob
 
     conn = Redis.from_url(redis_server_url)
-    queue = Queue(f"{redis_prefix}:jobs", connection=conn, job_class=TimedJob)
+    queue = Queue(f"{redis_prefix}-jobs", connection=conn, job_class=TimedJob)
     before = metrics.render().decode()
     try:
         done = queue.enqueue(_double, 21)
