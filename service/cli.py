@@ -12,10 +12,12 @@ import click
 COMMANDS: dict[str, str] = {
     "api": "service.api.serve:api_command",
     "audit": "service.audit.cli:audit",
+    "export": "workers.export:export",
     "migrate": "service.store.migrate:migrate_command",
     "run": "service.run:run",
     "schemas": "service.schema_export:schemas",
     "simulate": "service.simulate:simulate",
+    "worker": "workers.cli:worker",
 }
 
 

@@ -60,6 +60,7 @@ _ALIASES: Final[dict[str, str]] = {
     "master_threshold": "master_rating",
     "master_at": "master_rating",
     "new_games": "new_player_games",
+    "established_after_games": "new_player_games",
     "max_diff": "max_difference",
     "max_rating_difference": "max_difference",
     "provisional_until": "provisional_games",
@@ -80,6 +81,9 @@ def settings_from_json(raw: Mapping[str, Any] | bytes | str | None) -> EloSettin
         name = _ALIASES.get(key, key)
         if name in fields and value is not None:
             data[name] = value
+    # Provisional as long as K is the new player's K, unless the ladder says otherwise.
+    if "provisional_games" not in data and "new_player_games" in data:
+        data["provisional_games"] = data["new_player_games"]
     return msgspec.convert(data, EloSettings, strict=False)
 
 

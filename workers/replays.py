@@ -349,6 +349,51 @@ def store_archive(conn: psycopg.Connection, built: BuiltArchive) -> None:
     )
 
 
+RATINGS_OF_MATCH = """
+SELECT h.player_id, h.before[k.i], h.after[k.i]
+FROM events e
+JOIN rating_histories h ON h.ladder_id = %s AND h.player_id = ANY(%s)
+CROSS JOIN LATERAL (SELECT array_position(h.positions, e.position) AS i) k
+WHERE e.match_id = %s AND e.type = 'match_ended' AND k.i IS NOT NULL
+"""
+"""(player, rating before, rating after) of a match's players, from the ratings projection."""
+
+
+def add_ratings(headers: Headers, rows: Sequence[tuple[str, float, float]]) -> Headers:
+    """The headers with the players' ratings before and after the match, where known."""
+    known = {r[0]: (r[1], r[2]) for r in rows}
+    if headers.annulled or not known:
+        return headers
+    players = tuple(
+        msgspec.structs.replace(p, rating_before=known[p.id][0], rating_after=known[p.id][1])
+        if p.id in known else p
+        for p in headers.players
+    )
+    return msgspec.structs.replace(headers, players=(players[0], players[1]))
+
+
+def record_with_ratings(conn: psycopg.Connection, record: MatchRecord) -> MatchRecord:
+    h = record.headers
+    if h.ladder_id is None:
+        return record
+    rows = conn.execute(
+        RATINGS_OF_MATCH, (h.ladder_id, [p.id for p in h.players], h.match_id)
+    ).fetchall()
+    return msgspec.structs.replace(record, headers=add_ratings(h, rows))
+
+
+def record_from_log(conn: psycopg.Connection, match_id: str) -> MatchRecord | None:
+    """The match record (no frames) of a finished match, or None while it is played."""
+    rows = load_rows(conn, match_id)
+    if not rows or not any(r[2] in ("match_ended", "match_annulled") for r in rows):
+        return None
+    names, ladder_name, hide = _context(conn, rows[0][3])
+    record, _ = build_record(
+        match_id, rows, names=names, ladder_name=ladder_name, hide_hands_in_replay=hide
+    )
+    return record
+
+
 def build_archive(match_id: str, *, database_url: str | None = None) -> dict[str, Any]:
     """The RQ job: (re)build and store the replay archive of a finished match."""
     conn = db.connection(database_url)

@@ -50,10 +50,16 @@ ROUTES: list[str] = [
     "service.api.match_routes:ROUTES",
     "service.web.routes:ROUTES",
     "service.api.admin:ROUTES",
+    "service.api.ratings:ROUTES",
+    "service.api.replays:ROUTES",
 ]
 """Route handlers mounted on every app, as ``"module:attribute"``."""
 
-ON_STARTUP: list[str] = ["service.api.admin:on_startup", "service.ops.instrument:instrument_app"]
+ON_STARTUP: list[str] = [
+    "service.api.admin:on_startup",
+    "service.ops.instrument:instrument_app",
+    "workers.queue:on_startup",
+]
 """Async or sync callables ``fn(app)`` run at start, after ``app.state`` is ready."""
 
 PLUGINS: list[str] = ["service.ops:OpsPlugin", "service.live.plugin:LivePlugin"]

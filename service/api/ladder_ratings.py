@@ -1,28 +1,28 @@
 """A player's current rating on a ladder, for the matchmaking queue.
 
-One small function so the ratings part (migration 0003, workers/elo.py) can
-own it later: until its ``ratings`` table exists, every player stands at the
-ladder's initial rating.
+Owned by the ratings part: ``ratings`` is the projection the workers keep
+(migration 0003, workers/ratings.py). A player with no rated match yet stands
+at the ladder's initial rating.
 """
 
 from __future__ import annotations
 
 from psycopg import AsyncConnection
 
+from workers.elo import settings_from_json
+
 
 async def rating_of(conn: AsyncConnection, ladder_id: str, player_id: str) -> float:
-    cur = await conn.execute("SELECT to_regclass('ratings') IS NOT NULL")
-    row = await cur.fetchone()
-    if row and row[0]:
-        cur = await conn.execute(
-            "SELECT rating FROM ratings WHERE ladder_id = %s AND player_id = %s",
-            (ladder_id, player_id),
-        )
-        found = await cur.fetchone()
-        if found is not None:
-            return float(found[0])
     cur = await conn.execute(
-        "SELECT (rating->>'initial')::float FROM ladders WHERE id = %s", (ladder_id,)
+        """SELECT r.rating, l.rating
+           FROM ladders l
+           LEFT JOIN ratings r ON r.ladder_id = l.id AND r.player_id = %s
+           WHERE l.id = %s""",
+        (player_id, ladder_id),
     )
-    initial = await cur.fetchone()
-    return float(initial[0]) if initial else 1500.0
+    row = await cur.fetchone()
+    if row is None:
+        return settings_from_json(None).initial
+    if row[0] is not None:
+        return float(row[0])
+    return settings_from_json(row[1]).initial

@@ -1,0 +1,295 @@
+"""Replays over HTTP: a finished match's archive, its frames, its portable
+record, and checking an imported record.
+
+Archives are built by the replays worker (workers/replays.py); a request that
+finds none, or one older than the log (a dispute filed after the end, an
+annulment), builds it on the spot and stores it. Everything a viewer sees
+comes from the engine's ``view``/``redact``: the public frames for anyone,
+the omniscient frames for admins only. Ratings before and after the match are
+read from the ratings projection at request time (they change when an earlier
+match is annulled, so the stored archive does not hold them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from typing import Annotated, Any, Literal
+
+import msgspec
+from anyio import to_thread
+from litestar import Request, get, post
+from litestar.params import Parameter
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from schemas.events import MatchCreated, decode_event
+from schemas.views import EventView, MatchView
+from service.api.auth import Player
+from service.errors import Forbidden, NotFound
+from workers.replays import (
+    ARCHIVE_FORMAT,
+    RATINGS_OF_MATCH,
+    BuiltArchive,
+    Headers,
+    MatchRecord,
+    RecordCheck,
+    ReplayArchive,
+    add_ratings,
+    build_frames,
+    build_record,
+    check_record,
+    decode_archive,
+    decode_record,
+    pack,
+    redacted_event,
+)
+
+CACHE_SIZE = 64
+"""Decoded archives kept in memory, so stepping through frames does not
+decompress and decode the whole archive for every frame."""
+
+ReplayView = Literal["public", "omniscient"]
+
+
+class FrameSummary(msgspec.Struct, frozen=True, kw_only=True):
+    version: int
+    type: str
+    hand: int
+    round: int
+
+
+class Replay(msgspec.Struct, frozen=True, kw_only=True):
+    format: str
+    headers: Headers
+    frames: int
+    summary: list[FrameSummary]
+    sha256: str
+    """Of the stored (gzip) archive: rebuilding it from the log gives the same bytes."""
+    archive_bytes: int
+
+
+class ReplayFrame(msgspec.Struct, frozen=True, kw_only=True):
+    match_id: str
+    n: int
+    """1-based: the view after the match's ``n``-th event."""
+    of: int
+    viewer: ReplayView
+    event: EventView
+    view: MatchView
+
+
+class _Cached(msgspec.Struct, frozen=True, kw_only=True):
+    sha256: bytes
+    archive: ReplayArchive
+    size: int
+
+
+_cache: OrderedDict[str, _Cached] = OrderedDict()
+
+
+async def _rows(conn: AsyncConnection, match_id: str) -> list[tuple[Any, ...]]:
+    cur = await conn.execute(
+        "SELECT position, version, type, data::text, actor, recorded_at, prev_hash, hash"
+        " FROM events WHERE match_id = %s ORDER BY version",
+        (match_id,),
+    )
+    return [
+        (p, v, t, decode_event(d), a, at, bytes(ph), bytes(h))
+        for p, v, t, d, a, at, ph, h in await cur.fetchall()
+    ]
+
+
+async def _build(conn: AsyncConnection, match_id: str) -> BuiltArchive:
+    """Build the archive from the log now (404 while the match is being played)."""
+    rows = await _rows(conn, match_id)
+    if not rows:
+        raise NotFound("No match has this id.")
+    if not any(r[2] in ("match_ended", "match_annulled") for r in rows):
+        raise NotFound("The match is not finished: its replay exists once it ends.",
+                       code="match_not_finished")
+    created = rows[0][3]
+    assert isinstance(created, MatchCreated)
+    cur = await conn.execute(
+        "SELECT id, name FROM players WHERE id = ANY(%s)", (list(created.players),)
+    )
+    names = dict(await cur.fetchall())
+    ladder_name, hide = None, False
+    if created.ladder_id is not None:
+        cur = await conn.execute(
+            "SELECT name, hide_hands_in_replay FROM ladders WHERE id = %s", (created.ladder_id,)
+        )
+        found = await cur.fetchone()
+        if found is not None:
+            ladder_name, hide = found[0], bool(found[1])
+
+    def work() -> tuple[bytes, int]:
+        record, states = build_record(
+            match_id, rows, names=names, ladder_name=ladder_name, hide_hands_in_replay=hide
+        )
+        return pack(record, build_frames(record, states))
+
+    data, raw_size = await to_thread.run_sync(work)
+    built = BuiltArchive(
+        match_id=match_id, data=data, sha256=hashlib.sha256(data).digest(), raw_size=raw_size,
+        events=len(rows), final_hash=rows[-1][7], position=rows[-1][0],
+    )
+    await conn.execute(
+        """INSERT INTO replay_archives (match_id, format, archive, sha256, raw_size, events,
+                                        final_hash, built_at_position)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+           ON CONFLICT (match_id) DO UPDATE SET
+               format = excluded.format, archive = excluded.archive, sha256 = excluded.sha256,
+               raw_size = excluded.raw_size, events = excluded.events,
+               final_hash = excluded.final_hash,
+               built_at_position = excluded.built_at_position, built_at = now()
+           WHERE replay_archives.built_at_position < excluded.built_at_position""",
+        (match_id, ARCHIVE_FORMAT, data, built.sha256, raw_size, built.events, built.final_hash,
+         built.position),
+    )
+    return built
+
+
+async def load_archive(pool: AsyncConnectionPool, match_id: str) -> _Cached:
+    """The match's current archive: stored if it matches the log's head, else built now."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT hash FROM events WHERE match_id = %s ORDER BY version DESC LIMIT 1",
+            (match_id,),
+        )
+        head = await cur.fetchone()
+        if head is None:
+            raise NotFound("No match has this id.")
+        cur = await conn.execute(
+            "SELECT archive, sha256, final_hash FROM replay_archives WHERE match_id = %s",
+            (match_id,),
+        )
+        stored = await cur.fetchone()
+        if stored is not None and bytes(stored[2]) == bytes(head[0]):
+            data, digest = bytes(stored[0]), bytes(stored[1])
+        else:
+            built = await _build(conn, match_id)
+            data, digest = built.data, built.sha256
+    cached = _cache.get(match_id)
+    if cached is not None and cached.sha256 == digest:
+        _cache.move_to_end(match_id)
+        return cached
+    archive = await to_thread.run_sync(decode_archive, data)
+    cached = _Cached(sha256=digest, archive=archive, size=len(data))
+    _cache[match_id] = cached
+    while len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+    return cached
+
+
+async def with_ratings(conn: AsyncConnection, headers: Headers) -> Headers:
+    """The headers with each player's rating before and after this match, where known."""
+    if headers.ladder_id is None or headers.annulled:
+        return headers
+    cur = await conn.execute(
+        RATINGS_OF_MATCH, (headers.ladder_id, [p.id for p in headers.players], headers.match_id)
+    )
+    return add_ratings(headers, await cur.fetchall())
+
+
+def _viewer(view: ReplayView, player: Player | None) -> ReplayView:
+    if view == "omniscient" and (player is None or not player.has("admin")):
+        raise Forbidden("Only an admin may watch the omniscient replay.")
+    return view
+
+
+@get(
+    "/api/matches/{match_id:str}/replay",
+    operation_id="getReplay",
+    tags=["replays"],
+    security=[],
+)
+async def get_replay(match_id: str, pool: AsyncConnectionPool) -> Replay:
+    """A finished match's replay: headers (PGN-like tags) and a summary of its frames."""
+    cached = await load_archive(pool, match_id)
+    archive = cached.archive
+    async with pool.connection() as conn:
+        headers = await with_ratings(conn, archive.record.headers)
+    return Replay(
+        format=archive.format,
+        headers=headers,
+        frames=len(archive.frames),
+        summary=[
+            FrameSummary(version=f.version, type=f.type, hand=f.public.hand, round=f.public.round)
+            for f in archive.frames
+        ],
+        sha256=cached.sha256.hex(),
+        archive_bytes=cached.size,
+    )
+
+
+@get(
+    "/api/matches/{match_id:str}/replay/frames/{n:int}",
+    operation_id="getReplayFrame",
+    tags=["replays"],
+    security=[],
+)
+async def get_frame(
+    match_id: str,
+    n: int,
+    pool: AsyncConnectionPool,
+    viewer: Player | None,
+    view: Annotated[ReplayView, Parameter(query="view")] = "public",
+) -> ReplayFrame:
+    """Frame ``n`` (1-based): the event and what a viewer sees after it.
+    ``?view=omniscient`` (admins) shows everything at every step."""
+    who = _viewer(view, viewer)
+    archive = (await load_archive(pool, match_id)).archive
+    frames = archive.frames
+    if not 1 <= n <= len(frames):
+        raise NotFound(f"This replay has frames 1 to {len(frames)}.", code="no_such_frame")
+    frame = frames[n - 1]
+    return ReplayFrame(
+        match_id=match_id,
+        n=n,
+        of=len(frames),
+        viewer=who,
+        event=redacted_event(archive.record, n, "omniscient" if who == "omniscient" else
+                             "spectator"),
+        view=frame.omniscient if who == "omniscient" else frame.public,
+    )
+
+
+@get(
+    "/api/matches/{match_id:str}/record",
+    operation_id="exportMatchRecord",
+    tags=["replays"],
+    security=[],
+)
+async def export_record(
+    match_id: str, pool: AsyncConnectionPool, viewer: Player | None
+) -> MatchRecord:
+    """The portable match record (headers + every event with its chain hashes).
+
+    It holds every card, as anyone may see once the match is over; on a ladder
+    that hides hands in replays only an admin may export it.
+    """
+    record = (await load_archive(pool, match_id)).archive.record
+    if record.headers.hide_hands_in_replay and (viewer is None or not viewer.has("admin")):
+        raise Forbidden("This ladder keeps hands hidden in replays: only an admin may export"
+                        " the full record.")
+    async with pool.connection() as conn:
+        headers = await with_ratings(conn, record.headers)
+    return msgspec.structs.replace(record, headers=headers)
+
+
+@post(
+    "/api/records/check",
+    operation_id="checkMatchRecord",
+    tags=["replays"],
+    security=[],
+    status_code=200,
+)
+async def import_record(request: Request[Any, Any, Any]) -> RecordCheck:
+    """Check a match record: its hash chain, a re-fold of its events through the
+    engine, its deals against its seed; and return its frames when it holds up."""
+    record = decode_record(await request.body())
+    return await to_thread.run_sync(check_record, record)
+
+
+ROUTES = [get_replay, get_frame, export_record, import_record]
