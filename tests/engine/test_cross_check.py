@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_rules import Reference
+
 from schemas.events import CardPlayed, CardsKept, MatchCreated, Passed
 from schemas.rules import DUEL, STANDARD
 from service.bots import heuristic_bot, random_bot
