@@ -1,0 +1,124 @@
+"""Fixtures for the workers' tests: the test's own database (as the app role),
+a Redis client, the test's own queues (``redis_prefix``), and a way to write
+finished matches straight into the event store."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from redis import Redis
+
+from schemas.events import MatchAnnulled, MatchCreated, MatchEnded
+from schemas.rules import DUEL, STANDARD
+from service.store import EventStore
+from workers import db
+
+
+@pytest.fixture
+def redis(redis_server_url: str) -> Iterator[Redis]:
+    client = Redis.from_url(redis_server_url)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def conn(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[psycopg.Connection]:
+    """An autocommit connection; jobs run in this process find the same database."""
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    with psycopg.connect(database_url, autocommit=True) as c:
+        yield c
+    db.close_connections()
+
+
+def new_ladder(conn: psycopg.Connection, rating: dict[str, Any] | None = None, *,
+               ruleset: str = "standard", hide_hands_in_replay: bool = False) -> str:
+    organiser = f"org-{uuid.uuid4().hex[:8]}"
+    conn.execute(
+        "INSERT INTO players (id, name, roles, token_hash) VALUES (%s, %s, %s, %s)"
+        " ON CONFLICT DO NOTHING",
+        (organiser, organiser, ["organiser"], hashlib.sha256(organiser.encode()).digest()),
+    )
+    ladder_id = f"lad-{uuid.uuid4().hex[:8]}"
+    conn.execute(
+        "INSERT INTO ladders (id, name, ruleset, rating, hide_hands_in_replay, created_by)"
+        " VALUES (%s, %s, %s, %s, %s, %s)",
+        (ladder_id, ladder_id, ruleset, json.dumps(rating or {}), hide_hands_in_replay,
+         organiser),
+    )
+    return ladder_id
+
+
+async def finish_match(
+    store: EventStore, ladder_id: str | None, p0: str, p1: str, winner: int | None
+) -> str:
+    """A match that was created and ended at once (the ratings read only these two
+    events): seat 0 is ``p0``. ``winner`` None is a draw."""
+    match_id = f"m-{uuid.uuid4().hex[:12]}"
+    seed = hashlib.sha256(match_id.encode()).hexdigest()
+    created = MatchCreated(
+        match_id=match_id, players=(p0, p1), ruleset=DUEL if winner is None else STANDARD,
+        first_dealer=0, seed_commitment=hashlib.sha256(bytes.fromhex(seed)).hexdigest(),
+        ladder_id=ladder_id,
+    )
+    await store.append(match_id, 0, [created], actor="system")
+    reason = "hand_limit" if winner is None else "resigned"
+    await store.append(match_id, 1, [MatchEnded(winner=winner, reason=reason, seed=seed)],
+                       actor="system")
+    return match_id
+
+
+async def annul(store: EventStore, match_id: str) -> None:
+    version = await store.version(match_id)
+    await store.append(match_id, version, [MatchAnnulled(admin="admin", reason="test")],
+                       actor="admin")
+
+
+def hand_elo(ratings: dict[str, float], games: dict[str, int], reached: set[str],
+             a: str, b: str, score_a: float, *, initial: float = 1500.0,
+             k_new: float = 40, k: float = 20, k_master: float = 10, new_games: int = 30,
+             master: float = 2400) -> None:
+    """One rated game, written out from the federation rules (independently of workers.elo)."""
+    ra, rb = ratings.get(a, initial), ratings.get(b, initial)
+
+    def expected(mine: float, theirs: float) -> float:
+        diff = max(-400.0, min(400.0, mine - theirs))
+        return 1 / (1 + 10 ** (-diff / 400))
+
+    def kf(p: str) -> float:
+        if games.get(p, 0) < new_games:
+            return k_new
+        return k_master if p in reached else k
+
+    new_a = ra + kf(a) * (score_a - expected(ra, rb))
+    new_b = rb + kf(b) * ((1 - score_a) - expected(rb, ra))
+    ratings[a], ratings[b] = new_a, new_b
+    for p, r in ((a, new_a), (b, new_b)):
+        games[p] = games.get(p, 0) + 1
+        if r >= master:
+            reached.add(p)
+
+
+def table(conn: psycopg.Connection, ladder_id: str) -> dict[str, tuple[Any, ...]]:
+    return {
+        r[0]: r[1:]
+        for r in conn.execute(
+            "SELECT player_id, rating, games, wins, draws, losses, peak, reached_master,"
+            " provisional FROM ratings WHERE ladder_id = %s", (ladder_id,)
+        ).fetchall()
+    }
+
+
+def histories(conn: psycopg.Connection, ladder_id: str) -> dict[str, tuple[Any, ...]]:
+    return {
+        r[0]: r[1:]
+        for r in conn.execute(
+            "SELECT player_id, positions, before, after, scores FROM rating_histories"
+            " WHERE ladder_id = %s", (ladder_id,)
+        ).fetchall()
+    }

@@ -1,0 +1,184 @@
+"""The ratings projection on a real PostgreSQL event store, run by a real RQ
+worker on a real Redis queue: hand-computed Elo, annulments, idempotence,
+recompute == incremental, and per-ladder ordering."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import psycopg
+import pytest
+from conftest import annul, finish_match, hand_elo, histories, new_ladder, table
+from redis import Redis
+from rq import SimpleWorker
+
+from service.store import EventStore
+from workers.queue import enqueue_ladder_update, queues
+from workers.ratings import apply_ladder
+
+pytestmark = pytest.mark.anyio
+
+
+def run_worker(redis: Redis, prefix: str) -> None:
+    """A real RQ worker, in this process, until the test's queues are empty."""
+    SimpleWorker(queues(redis=redis, prefix=prefix), connection=redis).work(burst=True)
+
+
+def assert_ratings(conn: psycopg.Connection, ladder_id: str, expected: dict[str, float]) -> None:
+    stored = table(conn, ladder_id)
+    assert set(stored) == set(expected)
+    for player, rating in expected.items():
+        assert math.isclose(stored[player][0], rating, abs_tol=1e-9), (player, stored[player])
+
+
+async def test_ratings_after_known_results_equal_hand_computed_elo_with_k_changes(
+    store: EventStore, conn: psycopg.Connection, redis: Redis, redis_prefix: str
+) -> None:
+    # A strong start so that ann crosses 2400 (K 10, sticky) and 30 games (K 40 -> 20).
+    ladder_id = new_ladder(conn, {"initial": 2300})
+    results = []
+    for i in range(34):
+        opponent = f"bob{i % 3}"
+        # ann wins most, draws every 7th, loses every 5th: she rises past 2400 and dips back
+        winner = None if i % 7 == 6 else (1 if i % 5 == 4 else 0)
+        results.append(("ann", opponent, winner))
+    results.append(("bob0", "bob1", 1))
+    for p0, p1, winner in results:
+        await finish_match(store, ladder_id, p0, p1, winner)
+    enqueue_ladder_update(ladder_id, redis=redis, prefix=redis_prefix)
+    run_worker(redis, redis_prefix)
+
+    ratings: dict[str, float] = {}
+    games: dict[str, int] = {}
+    reached: set[str] = set()
+    for p0, p1, winner in results:
+        score = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
+        hand_elo(ratings, games, reached, p0, p1, score, initial=2300.0)
+    assert "ann" in reached and games["ann"] > 30  # the test covers both K changes
+    assert_ratings(conn, ladder_id, ratings)
+    ann = table(conn, ladder_id)["ann"]
+    assert ann[1:5] == (34, sum(1 for r in results if r[0] == "ann" and r[2] == 0),
+                        sum(1 for r in results if r[0] == "ann" and r[2] is None),
+                        sum(1 for r in results if r[0] == "ann" and r[2] == 1))
+    assert ann[6] is True and ann[7] is False  # reached master, no longer provisional
+    assert table(conn, ladder_id)["bob2"][7] is True  # 11 games: provisional
+
+
+async def test_an_annulment_removes_that_match_from_every_later_rating(
+    store: EventStore, conn: psycopg.Connection, redis: Redis, redis_prefix: str
+) -> None:
+    ladder_id = new_ladder(conn)
+    played = []
+    for i in range(12):
+        p0, p1 = ("ann", "bob") if i % 2 else ("cat", "ann")
+        if i % 3 == 0:
+            p1 = "dan"
+        winner = (0, 1, None)[i % 3]
+        played.append((await finish_match(store, ladder_id, p0, p1, winner), p0, p1, winner))
+    enqueue_ladder_update(ladder_id, redis=redis, prefix=redis_prefix)
+    run_worker(redis, redis_prefix)
+    before = table(conn, ladder_id)
+
+    await annul(store, played[3][0])
+    enqueue_ladder_update(ladder_id, redis=redis, prefix=redis_prefix)
+    run_worker(redis, redis_prefix)
+
+    ratings: dict[str, float] = {}
+    games: dict[str, int] = {}
+    for k, (_, p0, p1, winner) in enumerate(played):
+        if k == 3:
+            continue
+        score = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
+        hand_elo(ratings, games, set(), p0, p1, score)
+    assert_ratings(conn, ladder_id, ratings)
+    assert table(conn, ladder_id) != before
+    history = histories(conn, ladder_id)
+    annulled_position = conn.execute(
+        "SELECT position FROM events WHERE match_id = %s AND type = 'match_ended'",
+        (played[3][0],),
+    ).fetchone()[0]
+    assert all(annulled_position not in h[0] for h in history.values())
+    assert sum(len(h[0]) for h in history.values()) == 2 * 11
+
+
+async def test_incremental_updates_equal_a_recompute_from_scratch(
+    store: EventStore, conn: psycopg.Connection
+) -> None:
+    ladder_id = new_ladder(conn, {"initial": 2350, "established_after_games": 4})
+    other = new_ladder(conn)
+    players = ["a", "b", "c", "d", "e"]
+    modes = []
+    for i in range(40):
+        p0, p1 = players[i % 5], players[(i * 3 + 1) % 5]
+        if p0 == p1:
+            p1 = players[(i + 2) % 5]
+        await finish_match(store, ladder_id, p0, p1, (0, 1, None, 0)[i % 4])
+        await finish_match(store, other, p1, p0, 0)  # another ladder, interleaved
+        if i % 6 == 5:
+            modes.append(apply_ladder(conn, ladder_id)["mode"])
+    modes.append(apply_ladder(conn, ladder_id)["mode"])
+    assert modes[0] == "full" and set(modes[1:]) == {"incremental"}
+    incremental = (table(conn, ladder_id), histories(conn, ladder_id))
+    assert sum(t[1] for t in incremental[0].values()) == 80
+
+    result = apply_ladder(conn, ladder_id, full=True)
+    assert result["mode"] == "full" and result["matches"] == 40
+    assert (table(conn, ladder_id), histories(conn, ladder_id)) == incremental
+
+
+async def test_running_a_job_twice_changes_nothing(
+    store: EventStore, conn: psycopg.Connection, redis: Redis, redis_prefix: str
+) -> None:
+    ladder_id = new_ladder(conn)
+    for i in range(5):
+        await finish_match(store, ladder_id, "ann", f"opp{i}", i % 2)
+    first = enqueue_ladder_update(ladder_id, redis=redis, prefix=redis_prefix)
+    run_worker(redis, redis_prefix)
+    snapshot = (table(conn, ladder_id), histories(conn, ladder_id))
+    position = conn.execute(
+        "SELECT position FROM ladder_projections WHERE ladder_id = %s", (ladder_id,)
+    ).fetchone()
+
+    again = enqueue_ladder_update(ladder_id, redis=redis, prefix=redis_prefix)
+    run_worker(redis, redis_prefix)
+    assert first.return_value()["matches"] == 5
+    assert again.return_value()["mode"] == "none"
+    assert (table(conn, ladder_id), histories(conn, ladder_id)) == snapshot
+    assert conn.execute(
+        "SELECT position FROM ladder_projections WHERE ladder_id = %s", (ladder_id,)
+    ).fetchone() == position
+
+
+async def test_two_jobs_of_one_ladder_never_interleave(
+    store: EventStore, conn: psycopg.Connection, database_url: str
+) -> None:
+    ladder_id = new_ladder(conn)
+    await finish_match(store, ladder_id, "ann", "bob", 0)
+    # A first job holds the ladder's lock (it pauses before committing) ...
+    first_result: dict = {}
+
+    def first() -> None:
+        with psycopg.connect(database_url, autocommit=True) as c:
+            first_result.update(apply_ladder(c, ladder_id, pause_s=1.5))
+
+    runner = threading.Thread(target=first)
+    runner.start()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not conn.execute(
+        "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        " WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()"
+        " AND a.state = 'idle in transaction'"
+    ).fetchone():
+        time.sleep(0.02)
+    time.sleep(0.2)
+    # ... so a second one waits for it, then finds nothing new to apply.
+    started = time.monotonic()
+    second = apply_ladder(conn, ladder_id)
+    waited = time.monotonic() - started
+    runner.join()
+    assert first_result["mode"] == "full" and first_result["matches"] == 1
+    assert second["mode"] == "none"
+    assert waited > 0.5
+    assert table(conn, ladder_id)["ann"][1] == 1  # rated once, not twice
