@@ -13,6 +13,10 @@ BEGIN
             NULL;
         END;
     END IF;
+    -- A role made elsewhere as NOLOGIN would leave the service locked out.
+    IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'matcha_app' AND NOT rolcanlogin) THEN
+        ALTER ROLE matcha_app LOGIN;
+    END IF;
 END
 $$;
 
