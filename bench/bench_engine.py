@@ -8,6 +8,10 @@
   loop ``step`` wraps), the bots choose on the live table.
 * ``step_matches_per_s``: the same through the public ``step``, which also
   copies the immutable ``State`` in and out for every command.
+* ``reference_matches_per_s``: the same random self-play on the plain-dict
+  second implementation of the rules (tests/engine/reference_rules.py: no
+  typed events, no checks beyond asserts, the same deal), timed in turn with
+  the engine: on a shared machine the ratio is steadier than either figure.
 
 Time is the CPU time of this process (``time.process_time``), not the wall
 clock: the machine is shared, and "one core" means the CPU this process got.
@@ -17,6 +21,7 @@ reported too. Writes bench/results/engine.json.
     .venv/bin/python -m bench engine
 """
 
+import importlib.util
 import json
 import os
 import platform
@@ -26,6 +31,9 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from schemas.commands import StartMatch
 from schemas.events import Event
@@ -67,6 +75,35 @@ def _step_match(rng: random.Random) -> list[Event]:
     return log
 
 
+def _load_reference() -> Any:
+    path = Path(__file__).parent.parent / "tests" / "engine" / "reference_rules.py"
+    spec = importlib.util.spec_from_file_location("reference_rules", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Reference
+
+
+def _reference_match(reference: Any, rules: dict[str, Any], rng: random.Random) -> int:
+    """Random vs random on the reference implementation; returns its event count."""
+    seed = rng.getrandbits(256).to_bytes(32, "big").hex()
+    ref = reference(rules, 0, seed)
+    while not ref.over:
+        if ref.keeping:
+            seat = 0 if ref.hands[0] and ref.kept[0] is None else 1
+            ref.keep(seat, [c for c in ref.hands[seat] if rng.random() < 0.5])
+            continue
+        seat = ref.turn
+        cards = ref.hands[seat]
+        free = [t for t in ("number", "suit") if (seat, t) not in ref.table]
+        k = int(rng.random() * (len(cards) * len(free) + 1))
+        if k == len(cards) * len(free):
+            ref.pass_(seat)
+        else:
+            ref.play(seat, cards[k // len(free)], free[k % len(free)])
+    return len(ref.events)
+
+
 def main() -> None:
     rng = random.Random(2026)
     logs = [play_match((random_bot, random_bot), STANDARD, rng)[1] for _ in range(500)]
@@ -93,6 +130,19 @@ def main() -> None:
 
     step_rate, step_best = _rate(step_play)
 
+    reference = _load_reference()
+    rules = msgspec.to_builtins(STANDARD)
+
+    def reference_play() -> int:
+        for _ in range(20):
+            _reference_match(reference, rules, rng)
+        return 20
+
+    # Engine and reference in turn, so both see the same load.
+    pairs = [(_rate(selfplay)[0], _rate(reference_play)[0]) for _ in range(2)]
+    ratio = statistics.median(engine / ref for engine, ref in pairs)
+    reference_rate = statistics.median(ref for _, ref in pairs)
+
     results = {
         "fold_events_per_s": round(fold_rate),
         "fold_events_per_s_best": round(fold_best),
@@ -102,6 +152,8 @@ def main() -> None:
         "selfplay_matches_per_s_best": round(selfplay_best),
         "step_matches_per_s": round(step_rate),
         "step_matches_per_s_best": round(step_best),
+        "reference_matches_per_s": round(reference_rate),
+        "selfplay_vs_reference": round(ratio, 2),
         "targets": {"fold_events_per_s": 1_000_000, "selfplay_matches_per_s": 5_000},
         "rounds": ROUNDS,
         "seconds_per_round": SECONDS,
@@ -116,12 +168,14 @@ def main() -> None:
         ("fold one match (us)", "us/match", results["fold_match_us"], None, 100),
         ("self-play random vs random", "matches/s", selfplay_rate, selfplay_best, 5_000),
         ("self-play through step()", "matches/s", step_rate, step_best, None),
+        ("plain-dict reference", "matches/s", reference_rate, None, None),
+        ("self-play / reference", "ratio", ratio, None, None),
     ]
     print(f"{'measure':<28} {'unit':<10} {'median':>12} {'best':>12} {'target':>10}")
     for name, unit, median, best, target in rows:
         best_text = f"{best:12,.0f}" if best is not None else f"{'':>12}"
         target_text = f"{target:10,}" if target is not None else f"{'':>10}"
-        print(f"{name:<28} {unit:<10} {median:12,.1f} {best_text} {target_text}")
+        print(f"{name:<28} {unit:<10} {median:12,.2f} {best_text} {target_text}")
     print(f"({events_per_match:.1f} events per match; load average {results['load_average']:.2f})")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")

@@ -38,8 +38,10 @@ Viewer: TypeAlias = Literal[0, 1, "spectator", "omniscient"]
 Phase: TypeAlias = Literal["new", "playing", "keeping", "ended"]
 
 
-class Tokens(msgspec.Struct, frozen=True, kw_only=True):
-    """Token counts by kind (one seat's tokens, or the supply left)."""
+class Tokens(msgspec.Struct, frozen=True):
+    """Token counts by kind (one seat's tokens, or the supply left).
+
+    Fields in ``TOKEN_KINDS`` order, so ``Tokens(*counts)`` works too."""
 
     matcha: int = 0
     chawan: int = 0

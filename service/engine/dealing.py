@@ -33,8 +33,8 @@ _ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] == "Z")
 _WORDS = struct.Struct(">8I")
 _TWO_BLOCKS = struct.Struct(">16I")
 _BLOCK = (b"\0\0\0\0", b"\0\0\0\1")
-_LIMITS: tuple[int, ...] = (0, *(2**32 - (2**32 % n) for n in range(1, 18)))
-"""Rejection limits for the small ``n`` a deal uses, computed once."""
+_SAFE = min(2**32 - (2**32 % n) for n in range(1, 18))
+"""A word below every rejection limit of ``uniform(n)``, n <= 17, is never rejected."""
 
 
 def valid_seed(seed: str) -> bool:
@@ -61,22 +61,19 @@ def shuffle(cards: list[Card], seed: bytes, hand: int, shuffle_no: int) -> None:
     prefix = _DOMAIN + seed + hand.to_bytes(4, "big") + shuffle_no.to_bytes(4, "big")
     sha256 = hashlib.sha256
     n = len(cards)
+    if n < 2:
+        return
     if n <= 17:
-        # Fast path, the same draws: two blocks give the 16 words a deal needs
-        # when no word is rejected (odds of a rejection: below 1 in 10**8).
+        # Fast path, the same draws: two blocks give the 16 words a deal needs,
+        # and when every word is below the smallest limit none is rejected
+        # (odds of a rejection: below 1 in 10**8; then the general path runs).
         words = _TWO_BLOCKS.unpack(
             sha256(prefix + _BLOCK[0]).digest() + sha256(prefix + _BLOCK[1]).digest()
         )
-        before = cards[:]
-        for k in range(n - 1):
-            i = n - 1 - k
-            x = words[k]
-            if x >= _LIMITS[i + 1]:
-                cards[:] = before  # a rejection: start again on the general path
-                break
-            j = x % (i + 1)
-            cards[i], cards[j] = cards[j], cards[i]
-        else:
+        if max(words[: n - 1]) < _SAFE:
+            for i, x in zip(range(n - 1, 0, -1), words, strict=False):
+                j = x % (i + 1)
+                cards[i], cards[j] = cards[j], cards[i]
             return
     draws = stream(seed, hand, shuffle_no)
     for i in range(n - 1, 0, -1):

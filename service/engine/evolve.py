@@ -9,7 +9,9 @@ dictionary lookup is several times faster than ``match`` on msgspec classes
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from schemas.cards import TokenKind
+from msgspec.structs import astuple
+
+from schemas.cards import TOKEN_KINDS, TokenKind
 from schemas.events import (
     CardPlayed,
     CardsKept,
@@ -24,8 +26,11 @@ from schemas.events import (
     Passed,
     RoundRevealed,
 )
-from service.engine.reveal import add_tokens
+from schemas.views import Tokens
 from service.engine.state import EMPTY_PLACED, State, Table, freeze, thaw
+
+KIND_INDEX: dict[TokenKind, int] = {kind: i for i, kind in enumerate(TOKEN_KINDS)}
+"""Position of each kind among the fields of ``Tokens``."""
 
 
 def _card_played(t: Table, e: CardPlayed) -> None:
@@ -53,15 +58,12 @@ def _passed(t: Table, e: Passed) -> None:
 
 
 def _round_revealed(t: Table, e: RoundRevealed) -> None:
-    gains: tuple[list[TokenKind], list[TokenKind]] = ([], [])
-    for o in e.outcomes:
-        for award in o.given:
-            gains[award.seat].append(award.kind)
-    if gains[0] or gains[1]:
-        t.tokens = (
-            add_tokens(t.tokens[0], gains[0]) if gains[0] else t.tokens[0],
-            add_tokens(t.tokens[1], gains[1]) if gains[1] else t.tokens[1],
-        )
+    given = e.outcomes[0].given + e.outcomes[1].given
+    if given:
+        counts = (list(astuple(t.tokens[0])), list(astuple(t.tokens[1])))
+        for award in given:
+            counts[award.seat][KIND_INDEX[award.kind]] += 1
+        t.tokens = (Tokens(*counts[0]), Tokens(*counts[1]))
     t.last_reveal = e
     if e.round < 3:
         # The next round starts: nobody has passed, the dealer moves first.

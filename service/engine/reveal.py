@@ -37,7 +37,7 @@ def outcome(tgt: Target, tea_card: Card, card0: Card | None, card1: Card | None)
             matched=(None, None), winner=lone, due=due, given=due,
         )  # fmt: skip
     m0 = matches(card0, tea_card, tgt)
-    m1 = matches(card1, tea_card, tgt)
+    m1 = matches(card1, tea_card, tgt)  # (a zero card never matches)
     winner: Seat | None
     if m0 and m1:
         winner = stronger(card0, card1, tgt)
@@ -101,14 +101,3 @@ def reveal(
         number = _give(number, left)
         suit = _give(suit, left)
     return RoundRevealed(hand=hand, round=round_no, outcomes=(number, suit))
-
-
-def add_tokens(tokens: Tokens, kinds: list[TokenKind]) -> Tokens:
-    """``tokens`` plus one token of each kind in ``kinds``."""
-    return Tokens(
-        matcha=tokens.matcha + kinds.count("matcha"),
-        chawan=tokens.chawan + kinds.count("chawan"),
-        water=tokens.water + kinds.count("water"),
-        chashaku=tokens.chashaku + kinds.count("chashaku"),
-        chasen=tokens.chasen + kinds.count("chasen"),
-    )

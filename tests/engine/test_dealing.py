@@ -127,6 +127,6 @@ def test_the_fast_path_of_the_shuffle_draws_what_the_general_path_draws(monkeypa
 
     seeds = [random.Random(i).getrandbits(256).to_bytes(32, "big").hex() for i in range(50)]
     fast = [deal(s, h, 0) for s in seeds for h in (1, 2)]
-    # Every fast-path draw now looks rejected, so each shuffle takes the general path.
-    monkeypatch.setattr(dealing, "_LIMITS", tuple(0 for _ in dealing._LIMITS))
+    # No word is now safe from rejection, so each shuffle takes the general path.
+    monkeypatch.setattr(dealing, "_SAFE", 0)
     assert [deal(s, h, 0) for s in seeds for h in (1, 2)] == fast
