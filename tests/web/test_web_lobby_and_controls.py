@@ -171,3 +171,36 @@ def test_a_page_whose_websocket_keeps_failing_follows_the_match_over_sse(
     wait_version(page, before + 1)
     assert state(page)["toMove"] == str(1 - seat)
     ctx.close()
+
+
+def test_a_ladder_that_hides_hands_keeps_them_out_of_its_replays(
+    browser: Any, api: Api, app_url: str
+) -> None:
+    alice, bob = api.register("alice"), api.register("bob")
+    ladder = api.ladder("Secret hands", "standard", hide_hands_in_replay=True)
+    match_id = api.start_match(ladder, [alice["token"], bob["token"]], [alice["id"], bob["id"]])
+    players = [alice, bob]
+    seat = _mover(api, match_id, players)
+    view = api.call("GET", f"/api/matches/{match_id}", players[seat]["token"])
+    assert isinstance(view, dict)
+    play = next(m for m in view["legal_moves"] if m["type"] == "play_card")
+    api.call(
+        "POST",
+        f"/api/matches/{match_id}/play",
+        players[seat]["token"],
+        json={"card": play["card"], "target": play["target"]},
+    )
+    api.call("POST", f"/api/matches/{match_id}/resign", players[1 - seat]["token"], json={})
+    hidden = set(view["seats"][seat]["hand"])
+
+    page = browser.new_context().new_page()
+    page.goto(f"{app_url}/replay/{match_id}")
+    page.wait_for_selector("#frame-no")
+    page.click("#last")
+    page.wait_for_selector("#result")
+    assert page.get_attribute("#result", "data-winner") == str(seat)
+    assert page.is_disabled("#show-hands")
+    assert not page.query_selector_all(".seat .hand [data-card]")
+    shown = set(re.findall(r'data-card="([A-Z]\d)"', page.inner_html("main")))
+    assert not shown & hidden, shown & hidden
+    page.context.close()

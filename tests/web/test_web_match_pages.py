@@ -106,11 +106,7 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
         assert page.get_attribute("#result", "data-winner") == (
             "none" if winner is None else str(winner)
         )
-        shown = {
-            (seat, tok.get_attribute("data-kind")): int(tok.get_attribute("data-count") or -1)
-            for seat in (0, 1)
-            for tok in page.query_selector_all(f'.seat[data-seat="{seat}"] .tok')
-        }
+        shown = _tokens_on(page)
         expected = {
             (seat, k): n for seat, s in enumerate(truth["seats"]) for k, n in s["tokens"].items()
         }
@@ -145,6 +141,51 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
         assert codes <= public, (at, codes - public)
         table_codes = set(re.findall(r'data-card="([A-Z]\d)"', html.split('id="reveals"')[0]))
         assert not table_codes & hidden_at(events, at), (at, table_codes & hidden_at(events, at))
+
+    # The replay: step from the first frame to the last; it ends as the match did.
+    replay = api.call("GET", f"/api/matches/{match_id}/replay")
+    assert isinstance(replay, dict)
+    total = replay["frames"]
+    assert total == len(events)
+    watcher.goto(f"{app_url}/replay/{match_id}")
+    watcher.wait_for_selector("#frame-no:text('frame 1 of')")
+    for n in range(2, total + 1):
+        watcher.click("#forward")
+        watcher.wait_for_selector(f"#frame-no:text('frame {n} of {total}')")
+    watcher.wait_for_selector("#result")
+    assert watcher.get_attribute("#result", "data-winner") == (
+        "none" if winner is None else str(winner)
+    )
+    assert _tokens_on(watcher) == expected
+    assert watcher.url.endswith(f"?frame={total}")
+    # Both hands are shown once the match is over; the viewer may hide them.
+    assert watcher.query_selector_all(".seat .hand [data-card]")
+    watcher.uncheck("#show-hands")
+    assert not watcher.query_selector_all(".seat .hand [data-card]")
+    watcher.check("#show-hands")
+
+    # Step back, jump to a reveal, and open a shared link to one frame.
+    watcher.click("#back")
+    watcher.wait_for_selector(f"#frame-no:text('frame {total - 1} of {total}')")
+    reveal_at = next(f["version"] for f in replay["summary"] if f["type"] == "round_revealed")
+    watcher.select_option("#jump", str(reveal_at))
+    watcher.wait_for_selector(f"#frame-no:text('frame {reveal_at} of {total}')")
+    watcher.wait_for_selector(".reveal")
+    watcher.wait_for_timeout(900)  # let the cards finish turning
+    watcher.screenshot(path=str(screenshots / "replay.png"), full_page=True)
+    shared = contexts[1].new_page()
+    shared.goto(f"{app_url}/replay/{match_id}?frame={reveal_at}")
+    shared.wait_for_selector(f"#frame-no:text('frame {reveal_at} of {total}')")
+    assert shared.get_attribute(".table", "data-version") == str(reveal_at)
+
     assert not errors, errors
     for ctx in contexts:
         ctx.close()
+
+
+def _tokens_on(page: Any) -> dict[tuple[int, str | None], int]:
+    return {
+        (seat, tok.get_attribute("data-kind")): int(tok.get_attribute("data-count") or -1)
+        for seat in (0, 1)
+        for tok in page.query_selector_all(f'.seat[data-seat="{seat}"] .tok')
+    }

@@ -51,7 +51,7 @@ async function ladderSection(ladder, redraw) {
   let board = null;
   try {
     const data = await api(`/api/ladders/${enc(ladder.id)}/leaderboard`, { anonymous: true });
-    board = Array.isArray(data) ? data : data.entries || data.players || data.leaderboard || [];
+    board = Array.isArray(data) ? data : data.standings || [];
   } catch { board = null; }
   const me = auth.me;
   const member = me && members.some((m) => m.player_id === me.id);

@@ -5,7 +5,7 @@ import { api } from "./api.js";
 import { fill, h, toast } from "./dom.js";
 import { explainEnd } from "./explain.js";
 import { describe, revealPanel } from "./match.js";
-import { learnMatch, nameOf } from "./names.js";
+import { learn, nameOf } from "./names.js";
 import { renderTable, status } from "./table.js";
 
 const SPEEDS = [0.5, 1, 2, 4];
@@ -18,38 +18,36 @@ function withoutHands(view) {
 export async function replayPage(root, matchId) {
   const base = `/api/matches/${encodeURIComponent(matchId)}`;
   let index;
-  let entries;
   try {
-    [index, entries] = await Promise.all([api(`${base}/replay`), api(`${base}/events?after=0&limit=1000`)]);
+    index = await api(`${base}/replay`);
   } catch (e) {
     fill(root, h("h1", {}, "Replay"), h("p", { class: "panel", id: "message" }, e.detail || String(e)));
     return;
   }
-  const total = Number(index.frames ?? index.frame_count ?? index.total_frames ?? (Array.isArray(index.frames) ? index.frames.length : entries.length)) || entries.length;
+  const total = index.frames;
   const cache = new Map();
-  const frame = async (n) => {
-    if (!cache.has(n)) {
-      cache.set(n, api(`${base}/replay/frames/${n}`).then((d) => d.view || d).catch((e) => { cache.delete(n); throw e; }));
-    }
+  const frame = (n) => {
+    if (!cache.has(n)) cache.set(n, api(`${base}/replay/frames/${n}`).catch((e) => { cache.delete(n); throw e; }));
     return cache.get(n);
   };
-  // Where each hand starts and each round is revealed, from the log itself.
+  // Where each hand starts and each round is revealed, from the replay's summary.
   const marks = [];
-  for (const e of entries) {
-    if (e.event.type === "hand_dealt") marks.push({ n: e.version, label: `Hand ${e.event.hand}: the deal` });
-    if (e.event.type === "round_revealed") marks.push({ n: e.version, label: `Hand ${e.event.hand}, round ${e.event.round}: reveal` });
-    if (e.event.type === "match_ended") marks.push({ n: e.version, label: "The end" });
+  for (const f of index.summary) {
+    if (f.type === "hand_dealt") marks.push({ n: f.version, label: `Hand ${f.hand}: the deal` });
+    if (f.type === "round_revealed") marks.push({ n: f.version, label: `Hand ${f.hand}, round ${f.round}: reveal` });
+    if (f.type === "match_ended" || f.type === "match_annulled") marks.push({ n: f.version, label: "The end" });
   }
-  const first = await frame(total).catch(() => null);
-  await learnMatch(matchId, first ? first.seats.map((s) => s.player) : []);
-  const handsAllowed = !!(first && first.seats.some((s) => s.hand !== null));
+  const head = index.headers;
+  for (const p of head.players) learn(p.id, p.name);
+  const handsAllowed = !head.hide_hands_in_replay;
 
   const params = new URLSearchParams(location.search);
-  let at = Math.min(total, Math.max(1, Number(params.get("frame")) || total));
+  let at = Math.min(total, Math.max(1, Number(params.get("frame")) || 1));
   let showHands = handsAllowed;
   let playing = 0;
   let speed = 1;
   let view = null;
+  let event = null;
 
   const scrub = h("input", { type: "range", id: "scrub", min: 1, max: total, value: at, "aria-label": "Frame",
     oninput: (e) => go(Number(e.target.value)) });
@@ -69,12 +67,16 @@ export async function replayPage(root, matchId) {
       h("button", { class: "btn", type: "button", id: "share", onclick: async () => {
         try { await navigator.clipboard.writeText(location.href); toast("Link to this frame copied."); } catch { toast(location.href); }
       } }, "Copy link to this frame")),
+    h("p", { id: "headline" }, head.players.map((p) => {
+      const r = p.rating_before != null && p.rating_after != null ? ` (${Math.round(p.rating_before)} → ${Math.round(p.rating_after)})` : "";
+      return `${p.name || nameOf(p.id)}${r}`;
+    }).join(" vs "), head.ladder ? ` · ${head.ladder}` : "", ` · ${head.date} · ${head.result}`, head.reason ? ` (${head.reason.replace("_", " ")})` : ""),
     h("div", { class: "controls", role: "group", "aria-label": "Replay controls" },
-      btn("first", "⏮", "First frame", () => go(1)),
-      btn("back", "◀", "Step back", () => go(at - 1)),
+      btn("first", "|◀", "First frame", () => go(1)),
+      btn("back", "◀ Back", "Step back", () => go(at - 1)),
       playBtn,
-      btn("forward", "▶︎", "Step forward", () => go(at + 1)),
-      btn("last", "⏭", "Last frame", () => go(total)),
+      btn("forward", "Next ▶", "Step forward", () => go(at + 1)),
+      btn("last", "▶|", "Last frame", () => go(total)),
       speedSel, jump,
       h("label", {}, hands, handsAllowed ? " Show hands" : " Hands hidden by the ladder")),
     h("div", { class: "controls" }, scrub, counter),
@@ -84,7 +86,7 @@ export async function replayPage(root, matchId) {
   function toggle() {
     if (playing) { stop(); return; }
     if (at >= total) go(1);
-    playBtn.textContent = "⏸ Pause";
+    playBtn.textContent = "‖ Pause";
     playing = setInterval(() => { if (at >= total) stop(); else go(at + 1); }, 900 / speed);
   }
 
@@ -99,9 +101,10 @@ export async function replayPage(root, matchId) {
     url.searchParams.set("frame", String(n));
     history.replaceState(null, "", url);
     try {
-      const v = await frame(n);
+      const f = await frame(n);
       if (want !== n) return;       // a later step overtook this one
-      view = v;
+      view = f.view;
+      event = f.event;
       draw();
       frame(Math.min(total, n + 1)).catch(() => {});
     } catch (e) {
@@ -113,11 +116,11 @@ export async function replayPage(root, matchId) {
   function draw() {
     if (!view) return;
     const shown = showHands ? view : withoutHands(view);
-    const entry = entries[at - 1];
+
     const reveal = view.last_reveal && view.last_reveal.hand === view.hand ? view.last_reveal : null;
     fill(stage,
       h("p", { class: "status", id: "status" }, status(view)),
-      entry ? h("p", { id: "what", "data-type": entry.event.type }, `Frame ${at}: ${describe(entry.event, view)}`) : null,
+      event ? h("p", { id: "what", "data-type": event.type }, `Frame ${at}: ${describe(event, view)}`) : null,
       view.result ? h("p", { class: "result", id: "result", "data-winner": view.result.winner ?? "none" }, explainEnd(view, nameOf)) : null,
       renderTable(shown, { interactive: false }),
       reveal ? revealPanel(reveal, view) : null);
