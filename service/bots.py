@@ -48,8 +48,9 @@ def random_bot(state: Board, seat: Seat, rng: random.Random) -> SeatCommand:
     if state.phase == "playing" and state.to_move == seat:
         cards = state.hands[seat]
         free = _free_targets(state, seat)
-        k = int(rng.random() * (len(cards) * len(free) + 1))
-        if k == len(cards) * len(free):
+        plays = len(cards) * len(free)
+        k = int(rng.random() * (plays + 1))
+        if k == plays:
             return Pass(seat=seat)
         return PlayCard(seat=seat, card=cards[k // len(free)], target=free[k % len(free)])
     if must_keep(state, seat):

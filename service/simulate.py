@@ -11,7 +11,7 @@ import time
 from collections import Counter
 
 import click
-from tqdm import tqdm
+from tqdm import tqdm  # type: ignore[import-untyped]
 
 from schemas.events import CardPlayed, HandDealt, RoundRevealed
 from schemas.rules import RULESETS
