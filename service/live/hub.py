@@ -51,7 +51,14 @@ LoadPage = Callable[[str, int, int], Awaitable[Sequence[StoredLike]]]
 
 PAGE = 500
 
-Item = EventsHint | PresenceFrame | LobbySummary
+
+class Tick:
+    """Time for an idle ping (one hub timer instead of one per connection)."""
+
+
+TICK = Tick()
+
+Item = EventsHint | PresenceFrame | LobbySummary | Tick
 
 
 class Subscription:
@@ -123,7 +130,10 @@ class Hub:
     # ---- lifecycle ----------------------------------------------------------
 
     async def start(self) -> None:
-        self._tasks = [asyncio.create_task(self._check_loop(), name="live-check")]
+        self._tasks = [
+            asyncio.create_task(self._check_loop(), name="live-check"),
+            asyncio.create_task(self._tick_loop(), name="live-tick"),
+        ]
         if self.redis is not None:
             self._tasks += [
                 asyncio.create_task(self._listen(), name="live-listen"),
@@ -301,6 +311,21 @@ class Hub:
             self._note(hint.match_id, hint.last_version)
         for sub in list(watch.subs):
             sub.offer(hint)
+
+    # ---- idle pings ------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Offer every local connection a ping tick."""
+        for watch in list(self._watches.values()):
+            for sub in list(watch.subs):
+                sub.offer(TICK)
+        for sub in list(self._lobby):
+            sub.offer(TICK)
+
+    async def _tick_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.ping_s)
+            self.tick()
 
     # ---- the periodic check against the store -------------------------------
 

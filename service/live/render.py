@@ -19,7 +19,7 @@ CACHE_SIZE = 20_000
 
 def render_frame(
     event: WireEvent, viewer: Viewer, match_over: bool, hide_hands_in_replay: bool
-) -> bytes:
+) -> str:
     entry = LogEntry(
         version=event.version,
         event=redact(
@@ -29,7 +29,7 @@ def render_frame(
         actor=event.actor,
         position=event.position,
     )
-    return frame_encoder.encode(EventFrame(version=event.version, entry=entry))
+    return frame_encoder.encode(EventFrame(version=event.version, entry=entry)).decode()
 
 
 class FrameCache:
@@ -37,12 +37,12 @@ class FrameCache:
 
     def __init__(self, size: int = CACHE_SIZE) -> None:
         self._size = size
-        self._frames: OrderedDict[tuple[str, int, Viewer, bool, bool], bytes] = OrderedDict()
+        self._frames: OrderedDict[tuple[str, int, Viewer, bool, bool], str] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
     def renderer(self, hide_hands_in_replay: bool) -> Render:
-        def render(match_id: str, event: WireEvent, viewer: Viewer, match_over: bool) -> bytes:
+        def render(match_id: str, event: WireEvent, viewer: Viewer, match_over: bool) -> str:
             key = (match_id, event.version, viewer, match_over, hide_hands_in_replay)
             frame = self._frames.get(key)
             if frame is not None:

@@ -114,6 +114,12 @@ async def _hello_token(socket: WebSocket[Any, Any, Any], wait_s: float) -> str |
         ) from exc
 
 
+async def _close(socket: WebSocket[Any, Any, Any], code: int, reason: str) -> None:
+    with contextlib.suppress(Exception):
+        # A client that stopped reading may not take the close either: do not wait for it.
+        await asyncio.wait_for(socket.close(code=code, reason=reason), 2)
+
+
 def _close_code(error: MatchaError) -> int:
     if isinstance(error, NotFound):
         return CLOSE_NOT_FOUND
@@ -129,40 +135,68 @@ async def _drain_incoming(socket: WebSocket[Any, Any, Any]) -> None:
             await socket.receive_data(mode="text")
 
 
+class _Sending:
+    """When the frame being sent started (None: not sending): the watchdog reads it."""
+
+    __slots__ = ("since",)
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+
+
 async def _send_frames(
-    socket: WebSocket[Any, Any, Any],
-    frames: AsyncIterator[Frame] | AsyncIterator[bytes],
-    timeout_s: float,
+    socket: WebSocket[Any, Any, Any], frames: AsyncIterator[Any], sending: _Sending
 ) -> None:
+    send = socket.send  # the ASGI send: one dict per frame, nothing more (the hot path)
+    loop = asyncio.get_running_loop()
     async for frame in frames:
-        data = frame.data if isinstance(frame, Frame) else frame
-        # A client that does not read must not hold a worker: give up on it.
-        await asyncio.wait_for(socket.send_data(data, mode="text"), timeout_s)
+        sending.since = loop.time()
+        await send(
+            {"type": "websocket.send", "text": frame.data if isinstance(frame, Frame) else frame}
+        )
+        sending.since = None
+
+
+async def _watchdog(sending: _Sending, timeout_s: float) -> None:
+    """A client that does not take a frame in ``timeout_s`` must not hold a stream.
+
+    One check every half timeout instead of a timer around every send.
+    """
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(timeout_s / 2)
+        if sending.since is not None and loop.time() - sending.since > timeout_s:
+            raise TimeoutError("client not reading")
 
 
 async def _serve_socket(
     socket: WebSocket[Any, Any, Any], frames: AsyncIterator[Any], timeout_s: float
 ) -> tuple[int, str]:
     """Send frames until the client leaves or the stream ends; the close code and reason."""
-    sender = asyncio.create_task(_send_frames(socket, frames, timeout_s))
-    reader = asyncio.create_task(_drain_incoming(socket))
+    sending = _Sending()
+    sender = asyncio.create_task(_send_frames(socket, frames, sending))
+    tasks = {
+        sender,
+        asyncio.create_task(_drain_incoming(socket)),
+        asyncio.create_task(_watchdog(sending, timeout_s)),
+    }
     try:
-        done, _ = await asyncio.wait({sender, reader}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for task in (sender, reader):
+        for task in tasks:
             task.cancel()
-        for task in (sender, reader):
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         with contextlib.suppress(Exception):
             await frames.aclose()  # type: ignore[attr-defined]
-    if sender in done and not sender.cancelled():
-        error = sender.exception()
+    for task in done:
+        error = None if task.cancelled() else task.exception()
         if isinstance(error, Lagging):
             return CLOSE_LAGGING, f"since={error.last_version}"
-        if isinstance(error, TimeoutError | WebSocketDisconnect):
+        if isinstance(error, TimeoutError):
             return 1001, "client not reading"
-        if error is not None:
+        if error is not None and not isinstance(error, WebSocketDisconnect):
             log.error("live stream failed", exc_info=error)
             return 1011, "internal error: reconnect with since"
     return 1000, ""
@@ -196,8 +230,7 @@ async def match_socket(socket: WebSocket[Any, Any, Any], match_id: str) -> None:
             )
         finally:
             await runtime.hub.leave(match_id, conn_id)
-        with contextlib.suppress(Exception):
-            await socket.close(code=code, reason=reason)
+        await _close(socket, code, reason)
     finally:
         metrics.connections.dec()
 
@@ -212,8 +245,7 @@ async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
         code, reason = await _serve_socket(
             socket, lobby_frames(runtime.hub), runtime.hub.settings.send_timeout_s
         )
-        with contextlib.suppress(Exception):
-            await socket.close(code=code, reason=reason)
+        await _close(socket, code, reason)
     finally:
         metrics.connections.dec()
 
@@ -230,11 +262,11 @@ async def _sse_events(
     try:
         async for frame in frames:
             if frame.version is not None:
-                yield ServerSentEventMessage(data=frame.data.decode(), id=frame.version)
-            elif frame.data.startswith(b'{"kind":"ping"'):
+                yield ServerSentEventMessage(data=frame.data, id=frame.version)
+            elif frame.data.startswith('{"kind":"ping"'):
                 yield ServerSentEventMessage(comment="ping")
             else:
-                yield ServerSentEventMessage(data=frame.data.decode(), event="presence")
+                yield ServerSentEventMessage(data=frame.data, event="presence")
     except Lagging as lag:
         # EventSource reconnects by itself with Last-Event-ID: exactly a resume.
         yield ServerSentEventMessage(data=f"since={lag.last_version}", event="lagging")
@@ -272,10 +304,10 @@ async def _sse_lobby(runtime: LiveRuntime) -> AsyncIterator[ServerSentEventMessa
     metrics.connections.inc()
     try:
         async for data in lobby_frames(runtime.hub):
-            if data.startswith(b'{"kind":"ping"'):
+            if data.startswith('{"kind":"ping"'):
                 yield ServerSentEventMessage(comment="ping")
             else:
-                yield ServerSentEventMessage(data=data.decode(), event="lobby")
+                yield ServerSentEventMessage(data=data, event="lobby")
     finally:
         metrics.connections.dec()
 

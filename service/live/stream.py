@@ -27,9 +27,10 @@ from typing import Literal, TypeAlias
 from schemas.cards import Seat
 from schemas.events import MatchEnded
 from service.live import metrics
-from service.live.hub import Hub
+from service.live.hub import Hub, Tick
 from service.live.wire import (
     EventsHint,
+    LobbyFrame,
     LobbySummary,
     PingFrame,
     PresenceFrame,
@@ -39,7 +40,7 @@ from service.live.wire import (
 
 Viewer: TypeAlias = Seat | Literal["spectator"]
 
-Render = Callable[[str, WireEvent, Viewer, bool], bytes]
+Render = Callable[[str, WireEvent, Viewer, bool], str]
 """``(match_id, event, viewer, match_over)`` → the encoded event frame for that viewer."""
 
 
@@ -53,7 +54,8 @@ class Lagging(Exception):
 
 @dataclass(frozen=True, kw_only=True)
 class Frame:
-    data: bytes
+    data: str
+    """The JSON text of one frame (shared by every viewer who gets the same bytes)."""
     version: int | None = None
     """Set on event frames: the SSE id, the client's resume point."""
 
@@ -68,7 +70,6 @@ class ViewerStream:
         since: int,
         render: Render,
         delay_s: float = 0.0,
-        ping_s: float | None = None,
     ) -> None:
         self.hub = hub
         self.match_id = match_id
@@ -76,7 +77,6 @@ class ViewerStream:
         self.render = render
         # Players see their own match at once; only spectators wait.
         self.delay_s = delay_s if viewer == "spectator" else 0.0
-        self.ping_s = ping_s or hub.settings.ping_s
         self.accepted = since
         """The last version taken from the store or a hint (maybe not yet sent)."""
         self.sent = since
@@ -99,15 +99,18 @@ class ViewerStream:
             while True:
                 for frame in self._due_frames():
                     yield frame
-                wait = self.ping_s
-                if self._pending:
-                    wait = min(wait, max(self._due_in(self._pending[0]), 0.0))
                 try:
-                    item = await asyncio.wait_for(sub.queue.get(), wait)
-                except TimeoutError:
-                    if not self._pending:
-                        yield Frame(data=frame_encoder.encode(PingFrame(version=self.sent)))
-                    continue
+                    item = sub.queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    if self._pending:  # a delayed spectator: wake when the next one is due
+                        try:
+                            async with asyncio.timeout(max(self._due_in(self._pending[0]), 0)):
+                                item = await sub.queue.get()
+                        except TimeoutError:
+                            continue
+                    else:
+                        # No timer per wait (the hot path): idle pings come as hub ticks.
+                        item = await sub.queue.get()
                 if sub.lagging:
                     metrics.lagging.inc()
                     raise Lagging(self.sent)
@@ -115,7 +118,12 @@ class ViewerStream:
                     case EventsHint() as hint:
                         await self._take(hint)
                     case PresenceFrame() as presence:
-                        yield Frame(data=frame_encoder.encode(presence))
+                        yield Frame(data=frame_encoder.encode(presence).decode())
+                    case Tick():
+                        if not self._pending:
+                            yield Frame(
+                                data=frame_encoder.encode(PingFrame(version=self.sent)).decode()
+                            )
                     case LobbySummary():
                         pass
         finally:
@@ -161,18 +169,12 @@ class ViewerStream:
         return out
 
 
-async def lobby_frames(hub: Hub, ping_s: float | None = None) -> AsyncIterator[bytes]:
+async def lobby_frames(hub: Hub) -> AsyncIterator[str]:
     """Lobby summaries as they are published (public facts only, no redaction needed)."""
-    from service.live.wire import LobbyFrame
-
     sub = hub.subscribe_lobby()
     try:
         while True:
-            try:
-                item = await asyncio.wait_for(sub.queue.get(), ping_s or hub.settings.ping_s)
-            except TimeoutError:
-                yield frame_encoder.encode(PingFrame(version=0))
-                continue
+            item = await sub.queue.get()
             if sub.lagging:
                 # The lobby is a view of summaries, not a log: skip ahead instead of closing.
                 sub.lagging = False
@@ -180,6 +182,8 @@ async def lobby_frames(hub: Hub, ping_s: float | None = None) -> AsyncIterator[b
                     while True:
                         sub.queue.get_nowait()
             if isinstance(item, LobbySummary):
-                yield frame_encoder.encode(LobbyFrame(summary=item))
+                yield frame_encoder.encode(LobbyFrame(summary=item)).decode()
+            elif isinstance(item, Tick):
+                yield frame_encoder.encode(PingFrame(version=0)).decode()
     finally:
         hub.unsubscribe(sub)

@@ -1,0 +1,381 @@
+"""fanout_p99_ms, messages lost and memory per connection of live spectating.
+
+Two scenarios, each on a fresh database of the server at $MATCHA_BENCH_DATABASE_URL
+(default postgresql://postgres@127.0.0.1:5432/postgres, needs CREATE DATABASE) and
+the Redis at $MATCHA_BENCH_REDIS_URL (default redis://127.0.0.1:6379/0, own prefix):
+
+* ``one_match``: 1,000 spectator WebSockets on one match while it is played;
+* ``many_matches``: 100 matches with 10 spectators each, all played at once.
+
+The API is one uvicorn process (a subprocess); the spectators are real WebSocket
+clients in another process (this script with ``--clients``), so the two cores are
+shared the way a deployment would share them. Moves are made over HTTP by random
+legal bots. ``fanout`` is, for every event frame a spectator receives, the time
+from the event's ``recorded_at`` (stamped just before the append's transaction, so
+it includes the commit) to its arrival at the client; only events recorded after
+every spectator was connected count. ``lost`` counts versions a spectator never
+received (each must get 1..last exactly once). Memory per connection is the
+server's RSS growth while the spectators connect, divided by their number.
+
+    .venv/bin/python -m bench.bench_live        (or: make bench)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import random
+import resource
+import subprocess
+import sys
+import time
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+
+RESULTS = Path(__file__).parent / "results" / "live.json"
+ROOT = Path(__file__).resolve().parents[1]
+ADMIN_TOKEN = "bench-live-" + uuid.uuid4().hex
+DB_URL = os.environ.get(
+    "MATCHA_BENCH_DATABASE_URL",
+    os.environ.get("MATCHA_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"),
+)
+REDIS_URL = os.environ.get(
+    "MATCHA_BENCH_REDIS_URL", os.environ.get("MATCHA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+)
+SCENARIOS: list[dict[str, Any]] = [
+    {"name": "one_match", "matches": 1, "spectators": 1000, "moves": 40, "gap_s": 0.1},
+    {"name": "many_matches", "matches": 100, "spectators": 10, "moves": 4, "gap_s": 0.0},
+]
+GOAL_P99_MS = 100.0
+ONLY = [n for n in os.environ.get("MATCHA_BENCH_LIVE_SCENARIOS", "").split(",") if n]
+"""Run only these scenarios (by name), e.g. ``one_match``."""
+
+
+def _raise_fd_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
+
+
+def _rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+# ---- the spectators' process -----------------------------------------------------
+
+
+class _Entry(msgspec.Struct):
+    recorded_at: datetime
+
+
+class _Frame(msgspec.Struct):
+    kind: str
+    version: int = 0
+    entry: _Entry | None = None
+
+
+class _Conn:
+    __slots__ = ("closed", "lat", "match_id", "versions")
+
+    def __init__(self, match_id: str) -> None:
+        self.match_id = match_id
+        self.versions: list[int] = []
+        self.lat: list[float] = []
+        self.closed = False
+
+
+async def _clients(base: str, matches: dict[str, int]) -> None:
+    from websockets.asyncio.client import connect
+
+    decode = msgspec.json.Decoder(_Frame).decode
+    conns: list[_Conn] = []
+    ready_at = [float("inf")]
+    gate = asyncio.Semaphore(64)
+    hello = json.dumps({"kind": "hello"})
+
+    async def watch(match_id: str) -> None:
+        conn = _Conn(match_id)
+        async with gate:
+            ws = await connect(f"ws://{base}/api/matches/{match_id}/ws", ping_interval=None,
+                               max_queue=None, compression=None, open_timeout=60)
+            await ws.send(hello)
+        conns.append(conn)
+        try:
+            async for raw in ws:
+                now = time.time()
+                frame = decode(raw)
+                if frame.kind == "event" and frame.entry is not None:
+                    conn.versions.append(frame.version)
+                    recorded = frame.entry.recorded_at.timestamp()
+                    if recorded > ready_at[0]:
+                        conn.lat.append((now - recorded) * 1000)
+        except Exception:
+            pass
+        conn.closed = True
+
+    total = sum(matches.values())
+    tasks = [asyncio.create_task(watch(m)) for m, n in matches.items() for _ in range(n)]
+    while len(conns) < total:
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)  # the catch-up frames and presence bursts settle
+    ready_at[0] = time.time()
+    print("READY", flush=True)
+    line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    finals: dict[str, int] = json.loads(line)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(
+        (c.versions[-1] if c.versions else 0) < finals[c.match_id] and not c.closed for c in conns
+    ):
+        await asyncio.sleep(0.05)
+    lost = dups = 0
+    for c in conns:
+        want = set(range(1, finals[c.match_id] + 1))
+        lost += len(want - set(c.versions))
+        dups += len(c.versions) - len(set(c.versions))
+    latencies = [x for c in conns for x in c.lat]
+    print(json.dumps({
+        "connections": len(conns), "lost": lost, "duplicates": dups,
+        "closed_early": sum(c.closed for c in conns), "latencies_ms": latencies,
+    }), flush=True)
+    for t in tasks:
+        t.cancel()
+
+
+# ---- the driver --------------------------------------------------------------------
+
+
+class _Driver:
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
+        self.admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+    async def _register(self) -> tuple[str, dict[str, str]]:
+        r = await self.http.post("/api/players", json={"name": f"b-{uuid.uuid4().hex[:12]}"})
+        r.raise_for_status()
+        body = r.json()
+        return body["id"], {"Authorization": f"Bearer {body['token']}"}
+
+    async def ladder(self) -> tuple[str, dict[str, str]]:
+        organiser, auth = await self._register()
+        r = await self.http.post(f"/api/admin/players/{organiser}/roles",
+                                 json={"roles": ["organiser"]}, headers=self.admin)
+        r.raise_for_status()
+        r = await self.http.post("/api/ladders", json={"name": f"bench-{uuid.uuid4().hex[:8]}"},
+                                 headers=auth)
+        r.raise_for_status()
+        return r.json()["id"], auth
+
+    async def match(self, ladder_id: str, organiser: dict[str, str]) -> tuple[str, list[Any]]:
+        seats = [await self._register(), await self._register()]
+        for _, auth in seats:
+            (await self.http.post(f"/api/ladders/{ladder_id}/members", headers=auth)
+             ).raise_for_status()
+        r = await self.http.post(f"/api/ladders/{ladder_id}/matches",
+                                 json={"players": [seats[0][0], seats[1][0]]}, headers=organiser)
+        r.raise_for_status()
+        return r.json()["match_id"], [auth for _, auth in seats]
+
+    async def step(self, match_id: str, seats: list[Any], rng: random.Random) -> int:
+        """One random legal command; the match's version after it (its version if over)."""
+        version = 0
+        for auth in seats:
+            view = (await self.http.get(f"/api/matches/{match_id}", headers=auth)).json()
+            version = view["version"]
+            if view["result"] is not None:
+                return int(version)
+            moves = [m for m in view["legal_moves"] if m["type"] != "resign"]
+            if not moves:
+                continue
+            move = rng.choice(moves)
+            path, body = {
+                "play_card": ("play", {"card": move.get("card"), "target": move.get("target")}),
+                "pass": ("pass", {}),
+                "keep_cards": ("keep", {"cards": move.get("cards", [])}),
+            }[move["type"]]
+            r = await self.http.post(f"/api/matches/{match_id}/{path}",
+                                     json={**body, "expected_version": version}, headers=auth)
+            r.raise_for_status()
+            return int(r.json()["version"])
+        return int(version)
+
+
+# ---- one scenario ------------------------------------------------------------------
+
+
+def _percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[str, Any]:
+    rng = random.Random(spec["name"])
+    async with httpx.AsyncClient(base_url=f"http://{base}", timeout=60) as http:
+        driver = _Driver(http)
+        ladder_id, organiser = await driver.ladder()
+        matches = [await driver.match(ladder_id, organiser) for _ in range(spec["matches"])]
+        await asyncio.sleep(0.5)
+        rss_before = _rss_kb(server_pid)
+        clients = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bench.bench_live", "--clients", base,
+            json.dumps({m: spec["spectators"] for m, _ in matches}),
+            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, limit=1 << 28,
+        )
+        assert clients.stdout is not None and clients.stdin is not None
+        line = await asyncio.wait_for(clients.stdout.readline(), 300)
+        assert line.strip() == b"READY", line
+        rss_after = _rss_kb(server_pid)
+        connections = spec["matches"] * spec["spectators"]
+
+        finals: dict[str, int] = {}
+        gate = asyncio.Semaphore(8)
+
+        async def play(match_id: str, seats: list[Any]) -> None:
+            version = 0
+            for _ in range(spec["moves"]):
+                async with gate:
+                    version = await driver.step(match_id, seats, rng)
+                if spec["gap_s"]:
+                    await asyncio.sleep(spec["gap_s"])
+            finals[match_id] = version
+
+        started = time.perf_counter()
+        spy = None
+        if os.environ.get("MATCHA_BENCH_LIVE_PROFILE"):  # a flame graph of the server
+            spy = subprocess.Popen(
+                ["py-spy", "record", "-p", str(server_pid), "-o",
+                 os.environ["MATCHA_BENCH_LIVE_PROFILE"], "-f", "speedscope", "-r", "200"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+        await asyncio.gather(*(play(m, s) for m, s in matches))
+        if spy is not None:
+            spy.send_signal(2)
+            spy.wait()
+        played_s = time.perf_counter() - started
+        clients.stdin.write((json.dumps(finals) + "\n").encode())
+        await clients.stdin.drain()
+        out = json.loads((await asyncio.wait_for(clients.stdout.readline(), 120)).decode())
+        with contextlib.suppress(ProcessLookupError):
+            clients.kill()
+        await clients.wait()
+    lat = out["latencies_ms"]
+    return {
+        "scenario": spec["name"],
+        "matches": spec["matches"],
+        "spectators_per_match": spec["spectators"],
+        "connections": out["connections"],
+        "events": sum(finals.values()),
+        "deliveries_measured": len(lat),
+        "fanout_p50_ms": round(_percentile(lat, 50), 2),
+        "fanout_p99_ms": round(_percentile(lat, 99), 2),
+        "fanout_max_ms": round(max(lat), 2) if lat else None,
+        "lost": out["lost"],
+        "duplicates": out["duplicates"],
+        "closed_early": out["closed_early"],
+        "rss_per_connection_kb": round((rss_after - rss_before) / max(connections, 1), 1),
+        "play_seconds": round(played_s, 2),
+    }
+
+
+# ---- the server --------------------------------------------------------------------
+
+
+def _start_server(database_url: str, prefix: str) -> tuple[subprocess.Popen[bytes], str]:
+    from service.embedded import free_port
+
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "MATCHA_MIGRATE_ON_START": "0",
+        "REDIS_URL": REDIS_URL,
+        "MATCHA_REDIS_PREFIX": prefix,
+        "MATCHA_ADMIN_TOKEN": ADMIN_TOKEN,
+        "MATCHA_LOG_LEVEL": "warning",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "service.api.app:create_app", "--factory",
+         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
+         "--no-access-log", "--ws-ping-interval", "0", "--backlog", "4096"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        preexec_fn=_raise_fd_limit,
+    )
+    base = f"127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"http://{base}/api/matches?limit=1", timeout=2).is_success:
+                return proc, base
+        if proc.poll() is not None:
+            break
+        time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("the API did not start")
+
+
+def main() -> None:
+    import psycopg
+
+    from service.store.db import with_database
+    from service.store.migrate import apply_migrations
+
+    _raise_fd_limit()
+    name = f"bench_live_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(DB_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    rows: list[dict[str, Any]] = []
+    try:
+        url = with_database(DB_URL, name)
+        apply_migrations(url)
+        for spec in SCENARIOS:
+            if ONLY and spec["name"] not in ONLY:
+                continue
+            proc, base = _start_server(url, f"bench{uuid.uuid4().hex[:8]}")
+            try:
+                rows.append(asyncio.run(_scenario(base, proc.pid, spec)))
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    finally:
+        with psycopg.connect(DB_URL, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    header = ("scenario", "connections", "events", "fanout_p50_ms", "fanout_p99_ms",
+              "fanout_max_ms", "lost", "duplicates", "rss_per_connection_kb")
+    print(" | ".join(f"{h:>20}" for h in header))
+    for row in rows:
+        print(" | ".join(f"{row[h]!s:>20}" for h in header))
+    worst = max((r["fanout_p99_ms"] for r in rows), default=float("nan"))
+    print(f"goal: fanout_p99_ms <= {GOAL_P99_MS} (worst {worst}), lost == 0 "
+          f"(total {sum(r['lost'] for r in rows)})")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({
+        "bench": "live",
+        "goal": {"fanout_p99_ms": GOAL_P99_MS, "lost": 0},
+        "scenarios": rows,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "measured_at": datetime.now().astimezone().isoformat(timespec="seconds"),
+    }, indent=2) + "\n")
+    print(f"wrote {RESULTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--clients":
+        _raise_fd_limit()
+        asyncio.run(_clients(sys.argv[2], json.loads(sys.argv[3])))
+    else:
+        main()
