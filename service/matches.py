@@ -280,8 +280,19 @@ class MatchService:
         return CommandResult(version=last_version, view=view(state, seat, version=last_version))
 
     async def _project(self, events: Sequence[Event]) -> None:
+        """Upsert the match's summary, without waiting for the disk.
+
+        ``synchronous_commit = off`` for this one transaction: it returns
+        before the WAL is flushed, saving a second fsync per command (the
+        events themselves were committed durably by the store). A crash can
+        lose the last few milliseconds of summary updates, never an event; the
+        next command of that match rewrites its whole summary, and the app
+        catches up any summary behind its events at start
+        (``catch_up_match_summaries``).
+        """
+        summary = summarise(events)
         async with self.pool.connection() as conn:
-            await save_summary(conn, summarise(events))
+            await save_summary(conn, summary, durable=False)
 
     async def _after_commit(self, match_id: str, after_version: int) -> None:
         if not self.after_commit:

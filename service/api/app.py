@@ -107,6 +107,7 @@ async def _connect_redis(url: str) -> Any:
 @asynccontextmanager
 async def _lifespan(app: Litestar) -> AsyncIterator[None]:
     from service.api.auth import bootstrap_admin
+    from service.api.summaries import catch_up_match_summaries
     from service.matches import MatchService
     from service.store import EventStore, apply_migrations, open_pool
 
@@ -124,9 +125,12 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         app.state.store = store
         app.state.redis = redis
         app.state.matches = MatchService(pool, store)
-        if settings.api.admin_token:
-            async with pool.connection() as conn:
+        async with pool.connection() as conn:
+            if settings.api.admin_token:
                 await bootstrap_admin(conn, settings.api.admin_name, settings.api.admin_token)
+            caught_up = await catch_up_match_summaries(conn)
+            if caught_up:
+                log.warning("rebuilt %d match summaries that were behind their events", caught_up)
         for target in ON_STARTUP:
             result = _resolve(target)(app)
             if inspect.isawaitable(result):

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 import msgspec
-from psycopg import AsyncConnection
+from psycopg import AsyncClientCursor, AsyncConnection
 from psycopg.types.json import Jsonb
 
 from schemas.cards import TOKEN_KINDS
@@ -101,6 +101,9 @@ ON CONFLICT (match_id) DO UPDATE
 """
 
 
+_ASYNC_COMMIT_UPSERT = "BEGIN; SET LOCAL synchronous_commit TO off;" + _UPSERT + "; COMMIT"
+
+
 def _params(s: Summary) -> tuple[object, ...]:
     return (
         s.match_id,
@@ -117,9 +120,23 @@ def _params(s: Summary) -> tuple[object, ...]:
     )
 
 
-async def save_summary(conn: AsyncConnection, summary: Summary) -> None:
-    """Upsert one row; an older summary never overwrites a newer one."""
-    await conn.execute(_UPSERT, _params(summary))
+async def save_summary(conn: AsyncConnection, summary: Summary, *, durable: bool = True) -> None:
+    """Upsert one row; an older summary never overwrites a newer one.
+
+    ``durable=False`` (``conn`` in autocommit): one round trip, a transaction
+    whose COMMIT does not wait for the WAL flush (``synchronous_commit off``).
+    The statements go as one simple query, so the parameters are bound on the
+    client (``AsyncClientCursor``).
+    """
+    if durable:
+        await conn.execute(_UPSERT, _params(summary))
+        return
+    try:
+        async with AsyncClientCursor(conn) as cur:
+            await cur.execute(_ASYNC_COMMIT_UPSERT, _params(summary))
+    except BaseException:
+        await conn.rollback()  # leave no aborted transaction on a pooled connection
+        raise
 
 
 async def rebuild_match_summaries(conn: AsyncConnection) -> int:
@@ -138,3 +155,21 @@ async def rebuild_match_summaries(conn: AsyncConnection) -> int:
         for events in logs.values():
             await save_summary(conn, summarise(events))
     return len(logs)
+
+
+async def catch_up_match_summaries(conn: AsyncConnection) -> int:
+    """Recompute the summaries that are missing or behind their match's events
+    (after a crash lost an unflushed summary update); return how many."""
+    cur = await conn.execute(
+        """SELECT e.match_id FROM (SELECT match_id, max(version) AS version
+                                     FROM events GROUP BY match_id) e
+             LEFT JOIN match_summaries s ON s.match_id = e.match_id
+            WHERE s.last_version IS DISTINCT FROM e.version"""
+    )
+    behind = [row[0] for row in await cur.fetchall()]
+    for match_id in behind:
+        cur = await conn.execute(
+            "SELECT data::text FROM events WHERE match_id = %s ORDER BY version", (match_id,)
+        )
+        await save_summary(conn, summarise([decode_event(r[0]) for r in await cur.fetchall()]))
+    return len(behind)

@@ -7,15 +7,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
 import psycopg
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from schemas.commands import KeepCards, Pass, PlayCard
+from service.api.seat_state import bot_request
 from service.bots import Bot, heuristic_bot, random_bot
 from service.engine import State
-from service.engine.state import slot
 
 ADMIN_TOKEN = "admin-token-for-tests-" + "x" * 20
 
@@ -105,68 +103,6 @@ async def events_rows(url: str, match_id: str) -> list[tuple[Any, ...]]:
             (match_id,),
         )
         return await cur.fetchall()
-
-
-def seat_state(view: dict[str, Any]) -> State:
-    """What one seat knows, as an engine ``State`` a bot (``service.bots``) can read.
-
-    Built only from the seat's own ``MatchView`` (the HTTP response): its hand,
-    the tea cards, its own face-down cards, tokens, passes, whose turn. The
-    opponent's hand and cards are unknown and left empty: bots never read them.
-    """
-    seat = view["viewer"]
-    placed: list[str | None] = [None] * 12
-    for pair in view["tatami"]:
-        for index, target in enumerate(("number", "suit")):
-            for s in (0, 1):
-                card = pair[target]["cards"][s]
-                if s == seat and card is not None:
-                    placed[slot(pair["round"], s, index)] = card
-    seats = view["seats"]
-    hands = [(), ()]
-    hands[seat] = tuple(seats[seat]["hand"] or ())
-    kept = [None, None]
-    kept[seat] = tuple(seats[seat]["kept"]) if seats[seat]["kept"] is not None else None
-    return msgspec.convert(
-        {
-            "match_id": view["match_id"],
-            "players": [seats[0]["player"], seats[1]["player"]],
-            "ruleset": view["ruleset"],
-            "phase": view["phase"],
-            "hand": view["hand"],
-            "round": view["round"],
-            "dealer": view["dealer"],
-            "to_move": view["to_move"],
-            "tokens": [seats[0]["tokens"], seats[1]["tokens"]],
-            "hands": hands,
-            "tea": [
-                {"number": p["number"]["tea_card"], "suit": p["suit"]["tea_card"]}
-                for p in view["tatami"]
-            ],
-            "placed": placed,
-            "passed": [seats[0]["passed"], seats[1]["passed"]],
-            "kept": kept,
-            "version": view["version"],
-        },
-        State,
-    )
-
-
-def bot_request(
-    view: dict[str, Any], bot: Bot, rng: random.Random
-) -> tuple[str, dict[str, Any]] | None:
-    """The route and body of the bot's next command, or None if this seat has nothing to do."""
-    if not view["legal_moves"]:
-        return None
-    command = bot(seat_state(view), view["viewer"], rng)
-    match command:
-        case PlayCard(card=card, target=target):
-            return "play", {"card": card, "target": target}
-        case Pass():
-            return "pass", {}
-        case KeepCards(cards=cards):
-            return "keep", {"cards": list(cards)}
-    raise AssertionError(f"unexpected bot command {command}")
 
 
 async def play_out(

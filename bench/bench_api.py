@@ -1,0 +1,271 @@
+"""commands_per_s and command_p99_ms: 100 concurrent matches played by bots over real HTTP.
+
+The API runs as uvicorn in a subprocess (``create_app`` factory, $MATCHA_BENCH_API_WORKERS
+workers, default 2) on a throwaway database of the server at $MATCHA_BENCH_DATABASE_URL
+(default postgresql://postgres@127.0.0.1:5432/postgres, needs CREATE DATABASE). The
+client is one asyncio process with httpx: MATCHES matches at once, each driven by two
+bots (``service.bots`` reading only their own seat's view). A bot sends its command
+with the version it saw; after a command the opponent reads its fresh view (a GET,
+timed apart). Each match waits THINK_MS between commands like a player would, so
+the offered load is about MATCHES * 1000 / (THINK_MS + latency) commands/s; set
+MATCHA_BENCH_THINK_MS=0 for a closed loop (the server's ceiling). Runs for
+MATCHA_BENCH_API_SECONDS (default 20) after a warm-up, then prints a table and
+writes bench/results/api.json.
+
+    .venv/bin/python -m bench.bench_api
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import psycopg
+
+from service.api.seat_state import bot_request
+from service.bots import heuristic_bot, random_bot
+from service.embedded import free_port
+from service.store.db import with_database
+from service.store.migrate import apply_migrations
+
+MATCHES = int(os.environ.get("MATCHA_BENCH_MATCHES", "100"))
+WORKERS = int(os.environ.get("MATCHA_BENCH_API_WORKERS", "2"))
+SECONDS = float(os.environ.get("MATCHA_BENCH_API_SECONDS", "20"))
+WARMUP_S = float(os.environ.get("MATCHA_BENCH_WARMUP_S", "3"))
+THINK_MS = float(os.environ.get("MATCHA_BENCH_THINK_MS", "60"))
+RESULTS = Path(__file__).parent / "results" / "api.json"
+ADMIN_TOKEN = "bench-admin-" + uuid.uuid4().hex
+
+_decode = msgspec.json.decode
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.started_at = 0.0
+        self.stop_at = 0.0
+        self.command_ms: list[float] = []
+        self.read_ms: list[float] = []
+        self.refused: dict[int, int] = {}
+        self.matches_finished = 0
+
+    def measuring(self, at: float) -> bool:
+        return self.started_at <= at < self.stop_at
+
+
+async def _timed(rec: Recorder, into: list[float], call: Any) -> httpx.Response:
+    t0 = time.perf_counter()
+    response: httpx.Response = await call
+    t1 = time.perf_counter()
+    if rec.measuring(t0) and response.status_code == 200:
+        into.append((t1 - t0) * 1000)
+    elif rec.measuring(t0):
+        rec.refused[response.status_code] = rec.refused.get(response.status_code, 0) + 1
+    return response
+
+
+async def _setup(client: httpx.AsyncClient, matches: int) -> list[tuple[str, str, str]]:
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+    async def register() -> tuple[str, str]:
+        r = await client.post("/api/players", json={"name": f"b-{uuid.uuid4().hex[:10]}"})
+        r.raise_for_status()
+        body = r.json()
+        return body["id"], body["token"]
+
+    org_id, org_token = await register()
+    (await client.post(f"/api/admin/players/{org_id}/roles", json={"roles": ["organiser"]},
+                       headers=admin)).raise_for_status()  # fmt: skip
+    org = {"Authorization": f"Bearer {org_token}"}
+    r = await client.post("/api/ladders", json={"name": f"bench-{uuid.uuid4().hex[:8]}"},
+                          headers=org)  # fmt: skip
+    r.raise_for_status()
+    ladder = r.json()["id"]
+    players = await asyncio.gather(*(register() for _ in range(2 * matches)))
+    await asyncio.gather(
+        *(
+            client.post(f"/api/ladders/{ladder}/members", headers={"Authorization": f"Bearer {t}"})
+            for _, t in players
+        )  # fmt: skip
+    )
+    tables = []
+    for i in range(matches):
+        (a, ta), (b, tb) = players[2 * i], players[2 * i + 1]
+        r = await client.post(f"/api/ladders/{ladder}/matches", json={"players": [a, b]},
+                              headers=org)  # fmt: skip
+        r.raise_for_status()
+        tables.append((r.json()["match_id"], ta, tb))
+    return tables
+
+
+async def _play(
+    client: httpx.AsyncClient, rec: Recorder, table: tuple[str, str, str], rng: random.Random
+) -> None:
+    """Play matches on this table's two players, one after another, until time is up."""
+    match_id, *tokens = table
+    auth = [{"Authorization": f"Bearer {t}"} for t in tokens]
+    bots = (random_bot, heuristic_bot)
+    views = [
+        _decode((await client.get(f"/api/matches/{match_id}", headers=auth[s])).content)
+        for s in (0, 1)
+    ]
+    await asyncio.sleep(rng.random() * THINK_MS / 1000)  # spread the start
+    while time.perf_counter() < rec.stop_at:
+        if views[0]["result"] is not None:
+            rec.matches_finished += 1
+            return
+        moved = False
+        for seat in (0, 1):
+            request = bot_request(views[seat], bots[seat], rng)
+            if request is None:
+                continue
+            route, body = request
+            body["expected_version"] = views[seat]["version"]
+            r = await _timed(
+                rec,
+                rec.command_ms,
+                client.post(f"/api/matches/{match_id}/{route}", json=body, headers=auth[seat]),
+            )
+            if r.status_code == 200:
+                views[seat] = _decode(r.content)["view"]
+            other = 1 - seat
+            r = await _timed(
+                rec, rec.read_ms, client.get(f"/api/matches/{match_id}", headers=auth[other])
+            )
+            views[other] = _decode(r.content)
+            moved = True
+            if THINK_MS:
+                await asyncio.sleep(THINK_MS / 1000)
+            break
+        if not moved:
+            raise RuntimeError(f"nobody can move in match {match_id}")
+
+
+async def _drive(base_url: str) -> Recorder:
+    limits = httpx.Limits(max_connections=MATCHES * 2, max_keepalive_connections=MATCHES * 2)
+    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60) as client:
+        tables = await _setup(client, MATCHES)
+        # Each finished match is followed by a fresh one on a new table, so
+        # MATCHES matches stay in play for the whole run.
+        organiser_tables = tables
+        rec = Recorder()
+        now = time.perf_counter()
+        rec.started_at = now + WARMUP_S
+        rec.stop_at = rec.started_at + SECONDS
+
+        async def lane(i: int) -> None:
+            rng = random.Random(i)
+            table = organiser_tables[i]
+            await _play(client, rec, table, rng)
+            while time.perf_counter() < rec.stop_at:
+                (table,) = await _setup_more(client, 1)
+                await _play(client, rec, table, rng)
+
+        async def _setup_more(c: httpx.AsyncClient, n: int) -> list[tuple[str, str, str]]:
+            return await _setup(c, n)
+
+        await asyncio.gather(*(lane(i) for i in range(len(tables))))
+    return rec
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _wait_until_up(base_url: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("the API process exited during start")
+        try:
+            if httpx.get(base_url + "/api/ladders", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("the API did not start within 60 s")
+
+
+def main() -> dict[str, object]:
+    server_url = os.environ.get(
+        "MATCHA_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+    )
+    name = f"matcha_bench_api_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = with_database(server_url, name)
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        apply_migrations(url)
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "REDIS_URL": os.environ.get("MATCHA_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"),
+            "MATCHA_REDIS_PREFIX": f"bench{uuid.uuid4().hex[:8]}",
+            "MATCHA_ADMIN_TOKEN": ADMIN_TOKEN,
+            "MATCHA_MIGRATE_ON_START": "0",
+            "MATCHA_LOG_LEVEL": "WARNING",
+        }
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory", "service.api.app:create_app",
+             "--host", "127.0.0.1", "--port", str(port), "--workers", str(WORKERS),
+             "--no-access-log", "--log-level", "warning"],
+            env=env,
+        )  # fmt: skip
+        _wait_until_up(base_url, proc)
+        rec = asyncio.run(_drive(base_url))
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    commands = len(rec.command_ms)
+    result: dict[str, object] = {
+        "matches_in_play": MATCHES,
+        "api_workers": WORKERS,
+        "think_ms": THINK_MS,
+        "seconds": SECONDS,
+        "commands_per_s": round(commands / SECONDS, 1),
+        "command_p50_ms": round(_percentile(rec.command_ms, 0.50), 2),
+        "command_p99_ms": round(_percentile(rec.command_ms, 0.99), 2),
+        "reads_per_s": round(len(rec.read_ms) / SECONDS, 1),
+        "read_p99_ms": round(_percentile(rec.read_ms, 0.99), 2),
+        "refused": {str(k): v for k, v in sorted(rec.refused.items())},
+        "matches_finished": rec.matches_finished,
+        "goal": {"commands_per_s": 1000, "command_p99_ms": 25},
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+    }
+    print(f"HTTP API: {MATCHES} matches at once, uvicorn x{WORKERS}, think {THINK_MS:g} ms")
+    print(f"{'':22}{'per s':>10}{'p50 ms':>10}{'p99 ms':>10}")
+    print(f"{'commands (accepted)':22}{result['commands_per_s']:>10}"
+          f"{result['command_p50_ms']:>10}{result['command_p99_ms']:>10}")  # fmt: skip
+    print(f"{'view reads':22}{result['reads_per_s']:>10}{'':>10}{result['read_p99_ms']:>10}")
+    print(f"refused: {result['refused']}  matches finished: {rec.matches_finished}")
+    print("goal: commands_per_s >= 1000 with command_p99_ms <= 25")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    main()
