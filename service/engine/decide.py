@@ -26,7 +26,7 @@ from service.engine.dealing import SCHEME, commitment, deal, valid_seed
 from service.engine.evolve import APPLY
 from service.engine.reveal import reveal
 from service.engine.state import State, Table, freeze, thaw
-from service.engine.turns import must_keep, other
+from service.engine.turns import can_play, must_keep, other
 from service.engine.winning import check_win, compare, last_hand
 from service.errors import RuleError
 
@@ -194,10 +194,9 @@ def _settle(t: Table, events: list[Event]) -> None:
             if seat is None:  # both passed
                 _reveal(t, events)
                 continue
-            # RULES §4 decision: no card, or both targets of the round taken -> pass.
-            i = (t.round - 1) * 4 + seat * 2
-            if t.hands[seat] and (t.placed[i] is None or t.placed[i + 1] is None):
+            if can_play(t, seat):
                 return
+            # RULES §4 decision: no card, or both targets of the round taken -> pass.
             _emit(t, events, Passed(seat=seat, hand=t.hand, round=_ROUND[t.round], automatic=True))
         elif t.phase == "keeping":
             if must_keep(t, 0) or must_keep(t, 1):

@@ -34,6 +34,7 @@ KIND_INDEX: dict[TokenKind, int] = {kind: i for i, kind in enumerate(TOKEN_KINDS
 
 
 def _card_played(t: Table, e: CardPlayed) -> None:
+    # The card leaves the hand for its slot (state.slot: round, seat, target).
     seat = e.seat
     card = e.card
     hands = t.hands
@@ -49,6 +50,7 @@ def _card_played(t: Table, e: CardPlayed) -> None:
 
 
 def _passed(t: Table, e: Passed) -> None:
+    # The other seat moves on alone; when both have passed nobody moves (reveal).
     if e.seat == 0:
         t.passed = (True, t.passed[1])
         t.to_move = None if t.passed[1] else 1

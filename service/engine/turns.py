@@ -1,8 +1,13 @@
-"""Turns within a round (RULES §4): who moves, what a seat may play, automatic passes."""
+"""Turns within a round (RULES §4): what a seat may play, whether it must pass.
+
+Who moves next is part of applying ``CardPlayed`` and ``Passed``
+(``evolve._card_played``, ``evolve._passed``): the other seat unless it has
+passed, the dealer first in every round.
+"""
 
 from schemas.cards import Seat
 from schemas.commands import KeepCards, Pass, PlayCard, SeatCommand
-from service.engine.state import Board, Table, slot
+from service.engine.state import Board, slot
 
 
 def can_play(t: Board, seat: int) -> bool:
@@ -16,17 +21,6 @@ def can_play(t: Board, seat: int) -> bool:
 def other(seat: Seat) -> Seat:
     """The opponent's seat."""
     return 1 if seat == 0 else 0
-
-
-def next_to_move(t: Table, mover: Seat) -> Seat | None:
-    """After ``mover`` played or passed: the other seat unless it passed, else ``mover``
-    unless it passed too (then nobody: the round is revealed)."""
-    opponent = other(mover)
-    if not t.passed[opponent]:
-        return opponent
-    if not t.passed[mover]:
-        return mover
-    return None
 
 
 def must_keep(t: Board, seat: int) -> bool:
