@@ -15,6 +15,7 @@ from web_server import Api
 from web_truth import full_events, hidden_at, public_cards
 
 from schemas.events import MatchEnded
+from workers.ratings import update_ladder
 
 pytestmark = pytest.mark.browser
 
@@ -37,7 +38,12 @@ def _frames_of(page: Any) -> list[str]:
 
 
 def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
-    browser: Any, api: Api, app_url: str, admin_database_url: str, screenshots: Path
+    browser: Any,
+    api: Api,
+    app_url: str,
+    database_url: str,
+    admin_database_url: str,
+    screenshots: Path,
 ) -> None:
     alice, bob = api.register("alice"), api.register("bob")
     ladder = api.ladder("Web duel", "duel")
@@ -177,6 +183,18 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     shared.goto(f"{app_url}/replay/{match_id}?frame={reveal_at}")
     shared.wait_for_selector(f"#frame-no:text('frame {reveal_at} of {total}')")
     assert shared.get_attribute(".table", "data-version") == str(reveal_at)
+
+    # The ratings job (run here in-process, as a worker would) puts both on the
+    # ladder's leaderboard, each with a rating chart of this one match.
+    update_ladder(ladder, database_url=database_url)
+    lobby = contexts[2].new_page()
+    lobby.goto(f"{app_url}/")
+    for pid in (alice["id"], bob["id"]):
+        lobby.wait_for_selector(
+            f'[data-ladder="{ladder}"] tr[data-player="{pid}"] svg[data-points="2"]'
+        )
+    lobby.wait_for_selector(f'#finished tr[data-match="{match_id}"] a[href="/replay/{match_id}"]')
+    lobby.screenshot(path=str(screenshots / "lobby.png"), full_page=True)
 
     assert not errors, errors
     for ctx in contexts:
