@@ -104,7 +104,8 @@ def build_report(
     secret = stored_seed if stored_seed is not None and stored_seed != revealed else None
     scrub = _scrubber(secret)
 
-    flags = hash_flags(rows)
+    chain = chain_check(rows)
+    flags = hash_flags(rows, chain_intact=chain.status == "consistent")
     events = [
         LoggedEvent(
             position=r.position,
@@ -118,7 +119,6 @@ def build_report(
         )
         for r, ok in zip(rows, flags, strict=True)
     ]
-    chain = chain_check(rows)
     refolded = refold(rows, seed, source, engine, hide=scrub, live=not ended)
     fair = fairness(rows, revealed if ended else stored_seed, live=not ended)
     if fair.first_bad_deal is not None:

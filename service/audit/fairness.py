@@ -14,7 +14,7 @@ from typing import Any
 from schemas.cards import Card
 from schemas.events import CardsKept, HandDealt, HandEnded, MatchCreated, MatchEnded
 from service.audit.diff import first_difference
-from service.audit.refold import ADMIN_TYPES, as_json, decode
+from service.audit.refold import ADMIN_TYPES, as_json, decode, same_json
 from service.audit.report import FairnessCheck, Finding
 from service.audit.rows import RawRow
 from service.engine import dealing
@@ -95,7 +95,8 @@ def fairness(rows: Sequence[RawRow], seed: str | None, *, live: bool) -> Fairnes
                 expected = dealing.deal(
                     seed, event.hand, event.dealer, (kept[0], kept[1]), created.ruleset.hand_size
                 )
-                found = first_difference(row.data, as_json(expected))
+                want = as_json(expected)
+                found = None if same_json(row.data, want) else first_difference(row.data, want)
                 if found is not None:
                     path, logged, wanted = found
                     return FairnessCheck(

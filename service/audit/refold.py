@@ -62,12 +62,23 @@ def as_json(event: Event) -> Any:
     return msgspec.json.decode(encode_event(event))
 
 
+_encoder = msgspec.json.Encoder()
+_sorted = msgspec.json.Encoder(order="sorted")
+_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
+
+
 def decode(row: RawRow) -> Event | None:
     """The event a row holds, or None when its data is not a valid event."""
+    # Through JSON bytes: ~30x faster than msgspec.convert on the tagged union.
     try:
-        return msgspec.convert(row.data, type=Event)  # type: ignore[arg-type]
-    except msgspec.ValidationError:
+        return _decoder.decode(_encoder.encode(row.data))
+    except msgspec.DecodeError:
         return None
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON, key order aside (``true`` and ``1`` differ, unlike ``==``)."""
+    return _sorted.encode(a) == _sorted.encode(b)
 
 
 def command_for(event: Event) -> SeatCommand | None:
@@ -112,6 +123,8 @@ def start_command(created: MatchCreated, seed: str) -> StartMatch:
 
 def _differs(row: RawRow, expected: Event) -> Finding | None:
     want = as_json(expected)
+    if row.type == want.get("type") and same_json(row.data, want):
+        return None
     found = first_difference(row.data, want)
     if found is None and row.type == want.get("type"):
         return None

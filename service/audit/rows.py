@@ -26,11 +26,13 @@ class RawRow(msgspec.Struct, frozen=True, kw_only=True):
     hash: bytes
 
 
-COLUMNS = "position, match_id, version, type, data, actor, recorded_at, prev_hash, hash"
+COLUMNS = "position, match_id, version, type, data::text, actor, recorded_at, prev_hash, hash"
+"""``data`` as text: msgspec parses it several times faster than psycopg's json loader."""
 
 
 def _row(values: tuple[Any, ...]) -> RawRow:
-    position, match_id, version, type_, data, actor, recorded_at, prev_hash, hash_ = values
+    position, match_id, version, type_, text, actor, recorded_at, prev_hash, hash_ = values
+    data = msgspec.json.decode(text)
     return RawRow(
         position=position,
         match_id=match_id,
