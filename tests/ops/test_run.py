@@ -45,6 +45,8 @@ def test_a_fresh_machine_gets_real_servers_kept_between_runs_and_ctrl_c_stops_ev
     assert any("bin/postgres" in c for c in commands), commands
     assert any("redis-server" in c for c in commands), commands
     assert any("uvicorn" in c for c in commands), commands
+    assert any("service.cli worker" in c for c in commands), commands
+    assert first.banner["Worker"].startswith("matcha worker (pid")
     assert "(embedded" in first.banner["PostgreSQL"]
     assert "(embedded" in first.banner["Redis"]
     assert first.get("/healthz").status_code == 200
