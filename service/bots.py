@@ -48,11 +48,12 @@ def random_bot(state: Board, seat: Seat, rng: random.Random) -> SeatCommand:
     if state.phase == "playing" and state.to_move == seat:
         cards = state.hands[seat]
         free = _free_targets(state, seat)
-        plays = len(cards) * len(free)
+        targets = len(free)
+        plays = len(cards) * targets
         k = int(rng.random() * (plays + 1))
         if k == plays:
             return Pass(seat=seat)
-        return PlayCard(seat=seat, card=cards[k // len(free)], target=free[k % len(free)])
+        return PlayCard(seat=seat, card=cards[k // targets], target=free[k % targets])
     if must_keep(state, seat):
         return KeepCards(seat=seat, cards=tuple(c for c in state.hands[seat] if rng.random() < 0.5))
     raise NothingToDo(f"seat {seat} has nothing to do")

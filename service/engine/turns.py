@@ -14,7 +14,7 @@ def can_play(t: Board, seat: int) -> bool:
     """A seat has a legal play: a card in hand and a target of this round still free for it."""
     if not t.hands[seat]:
         return False
-    i = slot(t.round, seat, 0)
+    i = (t.round - 1) * 4 + seat * 2  # slot(t.round, seat, number); the suit slot follows
     return t.placed[i] is None or t.placed[i + 1] is None
 
 
