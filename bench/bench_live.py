@@ -64,6 +64,12 @@ def _raise_fd_limit() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _rss_kb(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -251,6 +257,7 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
             finals[match_id] = version
 
         started = time.perf_counter()
+        cpu_before = _cpu_s(server_pid), _cpu_s(clients.pid)
         spy = None
         if os.environ.get("MATCHA_BENCH_LIVE_PROFILE"):  # a flame graph of the server
             spy = subprocess.Popen(
@@ -263,6 +270,7 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
             spy.send_signal(2)
             spy.wait()
         played_s = time.perf_counter() - started
+        cpu_after = _cpu_s(server_pid), _cpu_s(clients.pid)
         clients.stdin.write((json.dumps(finals) + "\n").encode())
         await clients.stdin.drain()
         out = json.loads((await asyncio.wait_for(clients.stdout.readline(), 120)).decode())
@@ -285,6 +293,9 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
         "closed_early": out["closed_early"],
         "rss_per_connection_kb": round((rss_after - rss_before) / max(connections, 1), 1),
         "play_seconds": round(played_s, 2),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "server_cpu_share": round((cpu_after[0] - cpu_before[0]) / played_s, 2),
+        "clients_cpu_share": round((cpu_after[1] - cpu_before[1]) / played_s, 2),
     }
 
 
@@ -355,10 +366,10 @@ def main() -> None:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     header = ("scenario", "connections", "events", "fanout_p50_ms", "fanout_p99_ms",
-              "fanout_max_ms", "lost", "duplicates", "rss_per_connection_kb")
-    print(" | ".join(f"{h:>20}" for h in header))
+              "fanout_max_ms", "lost", "duplicates", "rss_per_connection_kb", "load_avg_1m")
+    print(" | ".join(f"{h:>13}" for h in header))
     for row in rows:
-        print(" | ".join(f"{row[h]!s:>20}" for h in header))
+        print(" | ".join(f"{row[h]!s:>13}" for h in header))
     worst = max((r["fanout_p99_ms"] for r in rows), default=float("nan"))
     print(f"goal: fanout_p99_ms <= {GOAL_P99_MS} (worst {worst}), lost == 0 "
           f"(total {sum(r['lost'] for r in rows)})")
@@ -367,7 +378,8 @@ def main() -> None:
         "bench": "live",
         "goal": {"fanout_p99_ms": GOAL_P99_MS, "lost": 0},
         "scenarios": rows,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "note": "load_avg_1m: other work on the machine competes for its cores"},
         "measured_at": datetime.now().astimezone().isoformat(timespec="seconds"),
     }, indent=2) + "\n")
     print(f"wrote {RESULTS.relative_to(ROOT)}")
