@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -86,6 +87,25 @@ def _route_handlers() -> list[ControllerRouterHandler]:
         handlers.extend(found if isinstance(found, Sequence) else [found])
     handlers.extend(_REGISTERED)
     return handlers
+
+
+def _one_operation_id_per_path(handler: Any) -> None:
+    """A handler mounted on several paths with one fixed ``operation_id`` would
+    make the OpenAPI document fail (ids must be unique): the first path keeps
+    the id, the others get ``<id>_2``, ``<id>_3``..."""
+    base = getattr(handler, "operation_id", None)
+    paths = sorted(getattr(handler, "paths", ()) or ())
+    if not isinstance(base, str) or len(paths) < 2:
+        return
+    # "/api/x/{match_id:str}/y" -> "/api/x/{match_id}/y", as rebuilt from components
+    plain = [re.sub(r"\{(\w+):[^}]*\}", r"{\1}", p) for p in paths]
+
+    def operation_id(_: Any, __: Any, components: list[Any]) -> str:
+        path = "/" + "/".join(c if isinstance(c, str) else "{" + c.name + "}" for c in components)
+        index = plain.index(path) if path in plain else len(plain)
+        return base if index == 0 else f"{base}_{index + 1}"
+
+    handler.operation_id = operation_id
 
 
 async def _connect_redis(url: str) -> Any:
@@ -166,5 +186,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         openapi_config=openapi,
         debug=False,
     )
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            _one_operation_id_per_path(handler)
     app.state.settings = settings
     return app

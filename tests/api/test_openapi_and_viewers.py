@@ -1,0 +1,79 @@
+"""The OpenAPI document, and who sees what of a match (RULES §8)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from api_harness import Api, play_out
+
+pytestmark = pytest.mark.anyio
+
+OUR_OPERATIONS = {
+    "registerPlayer", "getMe", "setPlayerRoles", "createLadder", "listLadders", "getLadder",
+    "joinLadder", "listLadderMembers", "pairPlayers", "challengePlayer", "listChallenges",
+    "acceptChallenge", "declineChallenge", "joinQueue", "leaveQueue", "listQueue", "playCard",
+    "pass", "keepCards", "resign", "getMatch", "getMatchEvents", "listMatches",
+}  # fmt: skip
+
+
+async def test_the_openapi_document_names_every_operation(api: Api) -> None:
+    response = await api.client.get("/schema/openapi.json")
+    assert response.status_code == 200
+    document = response.json()
+    operations = [
+        op for path in document["paths"].values() for op in path.values() if isinstance(op, dict)
+    ]
+    ids = {op.get("operationId") for op in operations}
+    assert ids >= OUR_OPERATIONS
+    assert (await api.client.get("/schema/swagger")).status_code == 200
+
+
+async def test_viewpoints_during_and_after_a_match(api: Api) -> None:
+    match_id, a, b = await api.new_match("duel")
+    outsider = await api.register()
+    live = {
+        "seat 0": await api.view(match_id, a),
+        "admin": await api.view(match_id, api.admin),
+        "outsider": await api.view(match_id, outsider),
+        "anonymous": await api.view(match_id, None),
+    }
+    assert live["seat 0"]["viewer"] == 0
+    assert live["seat 0"]["seats"][0]["hand"] is not None
+    for who in ("admin", "outsider", "anonymous"):
+        assert live[who]["viewer"] == "spectator", who
+        assert [s["hand"] for s in live[who]["seats"]] == [None, None], who
+        assert live[who]["seed"] is None
+
+    await play_out(api, match_id, (a, b), random.Random(5))
+    assert (await api.view(match_id, api.admin))["viewer"] == "omniscient"
+    replay = await api.view(match_id, outsider)
+    assert replay["viewer"] == "spectator"
+    assert replay["seed"] is not None and replay["set_aside"] is not None
+
+
+async def test_a_ladder_may_keep_hands_hidden_in_replays(api: Api) -> None:
+    match_id, a, b = await api.new_match("duel", hide_hands_in_replay=True)
+    await play_out(api, match_id, (a, b), random.Random(6))
+    outsider = await api.register()
+    replay = await api.view(match_id, outsider)
+    assert replay["set_aside"] is None
+    assert replay["seed"] is not None
+    log = (await api.client.get(f"/api/matches/{match_id}/events")).json()
+    dealt = [e["event"] for e in log if e["event"]["type"] == "hand_dealt"]
+    assert dealt and all(d["hands"] == [None, None] for d in dealt)
+    admin = await api.view(match_id, api.admin)
+    assert admin["set_aside"] is not None
+
+
+async def test_a_spectator_delay_hides_the_latest_moves_from_spectators(api: Api) -> None:
+    match_id, a, b = await api.new_match("duel", spectator_delay_s=3600)
+    view = await api.view(match_id, a)
+    mover = (a, b)[view["to_move"]]
+    moved = await api.client.post(f"/api/matches/{match_id}/pass", json={}, headers=mover.auth)
+    assert moved.status_code == 200
+    assert (await api.view(match_id, a))["version"] == 3
+    spectator = await api.view(match_id, None)
+    assert spectator["version"] == 1, "only match_created is older than the delay"
+    log = (await api.client.get(f"/api/matches/{match_id}/events")).json()
+    assert [e["version"] for e in log] == [1]
