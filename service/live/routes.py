@@ -195,7 +195,7 @@ async def _serve_socket(
         if isinstance(error, Lagging):
             return CLOSE_LAGGING, f"since={error.last_version}"
         if isinstance(error, TimeoutError):
-            return 1001, "client not reading"
+            return CLOSE_GOING_AWAY, "client not reading"
         if error is not None and not isinstance(error, WebSocketDisconnect):
             log.error("live stream failed", exc_info=error)
             return 1011, "internal error: reconnect with since"
@@ -264,7 +264,7 @@ async def _sse_events(
             if frame.version is not None:
                 yield ServerSentEventMessage(data=frame.data, id=frame.version)
             elif frame.data.startswith('{"kind":"ping"'):
-                yield ServerSentEventMessage(comment="ping")
+                yield ServerSentEventMessage(data=frame.data, event="ping")
             else:
                 yield ServerSentEventMessage(data=frame.data, event="presence")
     except Lagging as lag:
@@ -305,7 +305,7 @@ async def _sse_lobby(runtime: LiveRuntime) -> AsyncIterator[ServerSentEventMessa
     try:
         async for data in lobby_frames(runtime.hub):
             if data.startswith('{"kind":"ping"'):
-                yield ServerSentEventMessage(comment="ping")
+                yield ServerSentEventMessage(data=data, event="ping")
             else:
                 yield ServerSentEventMessage(data=data, event="lobby")
     finally:
@@ -320,4 +320,4 @@ async def lobby_stream(request: Request[Any, Any, Any]) -> ServerSentEvent:
 
 ROUTES = [match_socket, lobby_socket, match_stream, lobby_stream]
 
-__all__ = ["CLOSE_GOING_AWAY", "ROUTES", "LiveRuntime", "start_live"]
+__all__ = ["ROUTES", "LiveRuntime", "start_live"]

@@ -104,4 +104,4 @@ CLOSE_NOT_FOUND: Final = 4404
 CLOSE_LAGGING: Final = 4429
 """The client fell too far behind: reconnect with ``since`` = the last version it got."""
 CLOSE_GOING_AWAY: Final = 1001
-"""The server is shutting down: reconnect (to any process) with ``since``."""
+"""The client took no frame for ``send_timeout_s``: reconnect with ``since``."""
