@@ -22,10 +22,10 @@ export const auth = {
 };
 
 /** fetch JSON; `anonymous` leaves the token out (the watch page shows public information only). */
-export async function api(path, { method = "GET", body, anonymous = false } = {}) {
+export async function api(path, { method = "GET", body, anonymous = false, token = anonymous ? "" : auth.token } = {}) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (auth.token && !anonymous) headers.Authorization = `Bearer ${auth.token}`;
+  if (token) headers.Authorization = `Bearer ${token}`;
   let res;
   try {
     res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -51,9 +51,7 @@ export async function signUp(name) {
 
 /** Check a pasted token with /api/me; keep it if the service knows it. */
 export async function signIn(token) {
-  const res = await fetch("/api/me", { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" } });
-  const data = await res.json().catch(() => ({}));
-  if (!res.ok) throw new ApiError(res.status, data.code || "unauthorized", data.detail || "This token is not valid.");
-  auth.save(token, { id: data.id, name: data.name });
-  return data;
+  const me = await api("/api/me", { token });
+  auth.save(token, { id: me.id, name: me.name });
+  return me;
 }

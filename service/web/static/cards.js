@@ -1,5 +1,5 @@
 // Cards and tokens: colour AND code AND symbol, never colour alone.
-import { h, icon } from "./dom.js";
+import { h, icon, plural } from "./dom.js";
 
 export const SUITS = {
   M: { suit: "matcha", symbol: "leaf" },
@@ -35,7 +35,7 @@ export function back(label = "face-down card", small = false) {
 }
 
 export function token(kind, count, { need } = {}) {
-  const label = `${kind}: ${count} token${count === 1 ? "" : "s"}`;
+  const label = `${kind}: ${plural(count, "token")}`;
   return h("span", { class: `tok k-${kind}${count ? "" : " none"}`, role: "img", "aria-label": label,
     title: need ? `${label} (${need} wins)` : label, "data-kind": kind, "data-count": count },
     icon(KIND_SYMBOL[kind]), h("b", { "aria-hidden": "true" }, count));

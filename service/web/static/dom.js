@@ -34,6 +34,9 @@ export function toast(text, kind = "info") {
   toastTimer = setTimeout(() => { box.hidden = true; }, kind === "error" ? 8000 : 3500);
 }
 
+/** "1 card", "3 cards". */
+export const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 export const $ = (sel, root = document) => root.querySelector(sel);
 export const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
 

@@ -63,7 +63,7 @@ export function follow(matchId, opts) {
     if (opts.token) q.set("token", opts.token);
     es = new EventSource(`${base}/stream?${q}`);
     const on = (m) => frame(m.data);
-    for (const name of ["message", "event", "presence", "ping"]) es.addEventListener(name, on);
+    for (const name of ["message", "presence"]) es.addEventListener(name, on);
     es.onopen = () => state("live (SSE)");
     es.onerror = () => {
       if (es.readyState === EventSource.CLOSED) { es = null; poll(); }

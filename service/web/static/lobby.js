@@ -1,7 +1,7 @@
 // The lobby: sign in, ladders and their leaderboards, live and finished matches.
 import { api, ApiError, auth, signIn, signUp } from "./api.js";
 import { fill, h, toast } from "./dom.js";
-import { token } from "./cards.js";
+import { KINDS, token } from "./cards.js";
 import { ratingChart } from "./chart.js";
 import { learn, learnLadder, nameOf } from "./names.js";
 
@@ -35,12 +35,9 @@ function signInPanel(onDone) {
 async function history(ladderId, playerId) {
   try {
     const data = await api(`/api/ladders/${enc(ladderId)}/players/${enc(playerId)}/ratings`, { anonymous: true });
-    const rows = [...(Array.isArray(data) ? data : data.history || data.ratings || data.points || [])];
-    if (rows.length && rows[0].position !== undefined) rows.sort((a, b) => a.position - b.position);
     // Each rated match moves a rating from `before` to `after`: the line starts at the first `before`.
-    const points = rows.map((r) => (typeof r === "number" ? r : r.after ?? r.rating));
-    if (rows.length && typeof rows[0].before === "number") points.unshift(rows[0].before);
-    return points.filter((r) => typeof r === "number");
+    const rows = data.history.sort((a, b) => a.position - b.position);
+    return rows.length ? [rows[0].before, ...rows.map((r) => r.after)] : [];
   } catch {
     return [];
   }
@@ -51,7 +48,7 @@ async function ladderSection(ladder, redraw) {
   let board = null;
   try {
     const data = await api(`/api/ladders/${enc(ladder.id)}/leaderboard`, { anonymous: true });
-    board = Array.isArray(data) ? data : data.standings || [];
+    board = data.standings;
   } catch { board = null; }
   const me = auth.me;
   const member = me && members.some((m) => m.player_id === me.id);
@@ -66,14 +63,14 @@ async function ladderSection(ladder, redraw) {
       else { e.target.textContent = "Waiting for an opponent…"; e.target.disabled = true; }
     } catch (err) { fail(err); }
   } }, "Find a match") : null;
-  const rows = (board || []).map((p, i) => {
-    const pid = p.player_id || p.id;
-    if (p.name) learn(pid, p.name);
+  const rows = (board || []).map((p) => {
+    const pid = p.player_id;
+    learn(pid, p.name);
     const cell = h("td", {}, ratingChart([]));
     history(ladder.id, pid).then((pts) => cell.replaceChildren(ratingChart(pts)));
     return h("tr", { "data-player": pid },
-      h("td", {}, p.rank ?? i + 1), h("td", {}, p.name || nameOf(pid)),
-      h("td", {}, Math.round(p.rating ?? 0)), h("td", {}, p.games ?? p.matches ?? ""), cell);
+      h("td", {}, p.rank), h("td", {}, nameOf(pid)),
+      h("td", {}, Math.round(p.rating)), h("td", {}, p.games), cell);
   });
   return h("section", { class: "panel ladder", "data-ladder": ladder.id, "aria-label": `Ladder ${ladder.name}` },
     h("div", { class: "row" }, h("h2", {}, ladder.name), h("span", { class: "badge" }, ladder.ruleset), join, queue),
@@ -87,7 +84,7 @@ async function ladderSection(ladder, redraw) {
 
 function scores(summary) {
   return summary.tokens.map((t, seat) => h("span", { class: "scores", "data-seat": seat },
-    ["matcha", "chawan", "water", "chashaku", "chasen"].map((k) => token(k, t[k] || 0))));
+    KINDS.map((k) => token(k, t[k] || 0))));
 }
 
 function matchRow(s) {

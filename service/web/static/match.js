@@ -1,7 +1,7 @@
 // The play and watch pages: one table, kept live. "play" sends the token and
 // lets the seat act; "watch" never sends it, so it shows public information only.
 import { api, ApiError, auth } from "./api.js";
-import { $, fill, h, toast } from "./dom.js";
+import { $, fill, h, plural, toast } from "./dom.js";
 import { back, card } from "./cards.js";
 import { explainEnd, explainReveal } from "./explain.js";
 import { follow } from "./live.js";
@@ -12,22 +12,19 @@ import { bottomSeat, canPass, legalPlays, renderTable, seatName, status } from "
 export function describe(ev, view) {
   const who = (s) => seatName(view, s);
   switch (ev.type) {
-    case "match_created": return "The match was created.";
     case "hand_dealt": return `Hand ${ev.hand} dealt; ${who(ev.dealer)} ${view.viewer === ev.dealer ? "deal" : "deals"}.`;
     case "card_played":
       return `${who(ev.seat)} played ${ev.card ? ev.card + " " : "a card "}face down beside the round ${ev.round} ${ev.target} target.`;
     case "passed": return `${who(ev.seat)} passed${ev.automatic ? " (no legal play)" : ""}.`;
     case "round_revealed": return `Round ${ev.round} revealed.`;
     case "hand_ended": return `Hand ${ev.hand} ended: nobody has won yet.`;
-    case "cards_kept": return `${who(ev.seat)} kept ${ev.cards ? ev.cards.join(" ") || "no cards" : `${ev.count} card${ev.count === 1 ? "" : "s"}`}.`;
-    case "match_ended": return "The match ended.";
-    case "match_annulled": return "The match was annulled.";
-    default: return ev.type.replace(/_/g, " ");
+    case "cards_kept": return `${who(ev.seat)} kept ${ev.cards ? ev.cards.join(" ") || "no cards" : plural(ev.count, "card")}.`;
+    default: return `${ev.type[0].toUpperCase()}${ev.type.slice(1).replace(/_/g, " ")}.`;
   }
 }
 
-/** The reveal of one round, drawn as cards turning over, with its outcome in words. */
-/** `since`: when this reveal first appeared (ms); redraws continue its animation, never restart it. */
+/** A round's reveal: cards turning over, the outcome in words. `since` (ms): when it
+ * first appeared, so a redraw continues its animation rather than restart it. */
 export function revealPanel(reveal, view, since = 0) {
   const low = bottomSeat(view);
   const lines = explainReveal(reveal, view, nameOf);
@@ -55,6 +52,7 @@ export async function matchPage(root, matchId, mode) {
   const log = [];
   let resignArmed = false;
   let revealSince = 0;
+  let logOpen = false;
   let message = "";          // the last refusal, in the service's own words
   let liveState = "connecting…";
   const reveals = [];
@@ -133,7 +131,7 @@ export async function matchPage(root, matchId, mode) {
         h("p", {}, "Nobody won this hand. Choose the cards to keep for the next hand (click them), then confirm."),
         h("button", { class: "btn primary", id: "keep", type: "button", disabled: busy,
           onclick: () => send("keep", { cards: hand.filter((c) => ui.keep.has(c)) }) },
-        `Keep ${ui.keep.size} card${ui.keep.size === 1 ? "" : "s"}`),
+        `Keep ${plural(ui.keep.size, "card")}`),
         h("button", { class: "btn", type: "button", onclick: () => { hand.forEach((c) => ui.keep.add(c)); draw(); } }, "Select all"),
         h("button", { class: "btn", type: "button", onclick: () => { ui.keep.clear(); draw(); } }, "Select none"));
     }
@@ -164,7 +162,7 @@ export async function matchPage(root, matchId, mode) {
     const notSeat = mode === "play" && typeof view.viewer !== "number"
       ? h("p", { class: "panel" }, "You do not hold a seat in this match. ", h("a", { href: `/watch/${matchId}` }, "Watch it instead"), ".")
       : null;
-    fill(root, 
+    fill(root,
       h("div", { class: "row" },
         h("h1", {}, mode === "play" ? "Play" : "Watch", " ", h("small", { class: "muted" }, `match ${matchId.slice(0, 8)}`)),
         h("span", { class: "muted", id: "live-state" }, liveState),
@@ -180,7 +178,7 @@ export async function matchPage(root, matchId, mode) {
       reveal && reveal.hand === view.hand ? revealPanel(reveal, view, revealSince) : null,
       h("h2", {}, "Reveals"),
       h("ol", { class: "log", id: "reveals" }, reveals.map((r) => h("li", { "data-key": r.key }, r.text))),
-      h("details", {}, h("summary", {}, "Match log"),
+      h("details", { open: logOpen, ontoggle: (e) => { logOpen = e.target.open; } }, h("summary", {}, "Match log"),
         h("ol", { class: "log", id: "log" }, log.slice(-60).map((t) => h("li", {}, t)))));
     if (key) {
       const again = root.querySelector(`#${CSS.escape(key)}`) || root.querySelector(`[data-card="${CSS.escape(key)}"]:is(button)`)

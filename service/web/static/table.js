@@ -1,6 +1,6 @@
 // The table, drawn from one MatchView: three tatami pairs, both seats, tokens.
 // Shared by the play, watch and replay pages; it shows only what the view holds.
-import { h } from "./dom.js";
+import { h, plural } from "./dom.js";
 import { back, card, KINDS, rankOf, suitOf, token } from "./cards.js";
 import { nameOf } from "./names.js";
 
@@ -107,7 +107,7 @@ function handRow(view, seat, ui) {
       }),
       s.hand.length ? null : h("span", { class: "muted" }, "no cards"));
   }
-  return h("div", { class: "hand", role: "img", "aria-label": `${s.hand_count} card${s.hand_count === 1 ? "" : "s"} in hand` },
+  return h("div", { class: "hand", role: "img", "aria-label": `${plural(s.hand_count, "card")} in hand` },
     Array.from({ length: s.hand_count }, () => h("span", { class: "card back small", "aria-hidden": "true" })));
 }
 
@@ -116,14 +116,15 @@ function seatPanel(view, seat, ui, pos) {
   const full = scale(view.ruleset);
   const near = Math.max(0, full - s.tokens_to_qualify);
   const online = ui.presence ? ui.presence.players[seat] : null;
+  const playing = view.phase === "playing";
+  const badge = (on, text, cls = "") => (on ? h("span", { class: `badge ${cls}` }, text) : null);
   const badges = [
-    view.dealer === seat ? h("span", { class: "badge" }, "dealer") : null,
-    view.to_move === seat && view.phase === "playing" ? h("span", { class: "badge now" }, "to move") : null,
-    s.passed && view.phase === "playing" ? h("span", { class: "badge" }, "passed") : null,
-    s.must_keep ? h("span", { class: "badge" }, "choosing") : null,
-    s.kept_count !== null && s.kept_count !== undefined && view.phase !== "ended"
-      ? h("span", { class: "badge" }, `kept ${s.kept_count}`) : null,
-    view.result && view.result.winner === seat ? h("span", { class: "badge win" }, "winner") : null,
+    badge(view.dealer === seat, "dealer"),
+    badge(view.to_move === seat && playing, "to move", "now"),
+    badge(s.passed && playing, "passed"),
+    badge(s.must_keep, "choosing"),
+    badge(s.kept_count != null && view.phase !== "ended", `kept ${s.kept_count}`),
+    badge(view.result && view.result.winner === seat, "winner", "win"),
     online === null ? null : h("span", { class: `dot${online ? " on" : ""}`, title: online ? "connected" : "away",
       "aria-label": online ? "connected" : "away", role: "img" }),
   ];
@@ -135,7 +136,7 @@ function seatPanel(view, seat, ui, pos) {
   h("div", { class: "progress" },
     h("meter", { min: 0, max: full, value: near, "aria-label": "closeness to winning" }),
     h("span", { class: "ttq", "data-ttq": s.tokens_to_qualify },
-      s.qualifies ? "holds a winning set" : `${s.tokens_to_qualify} token${s.tokens_to_qualify === 1 ? "" : "s"} from winning`)),
+      s.qualifies ? "holds a winning set" : `${plural(s.tokens_to_qualify, "token")} from winning`)),
   handRow(view, seat, ui));
 }
 
