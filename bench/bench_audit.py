@@ -29,9 +29,10 @@ from typing import Any
 
 import psycopg
 
-from schemas.events import MatchEnded
+from schemas.events import Event, MatchEnded
 from schemas.rules import STANDARD
 from service.audit.audit import audit_match, build_report
+from service.audit.refold import command_for
 from service.audit.rows import match_rows
 from service.bots import heuristic_bot
 from service.engine.selfplay import play_match
@@ -45,6 +46,17 @@ MATCHES = int(os.environ.get("MATCHA_BENCH_AUDIT_MATCHES", "400"))
 RESULTS = Path(__file__).parent / "results" / "audit.json"
 
 
+def _batches(events: list[Event]) -> list[tuple[str, list[Event]]]:
+    """The appends the service would have made: one per command, as its player."""
+    batches: list[tuple[str, list[Event]]] = [("system", [])]
+    for event in events:
+        command = command_for(event)
+        if command is not None:
+            batches.append((f"p{command.seat}", []))
+        batches[-1][1].append(event)
+    return batches
+
+
 async def _fill(url: str) -> int:
     pool = await open_pool(url, min_size=1, max_size=4)
     store = EventStore(pool)
@@ -56,7 +68,12 @@ async def _fill(url: str) -> int:
             _, events = play_match((heuristic_bot, heuristic_bot), STANDARD, rng, match_id)
             ended = events[-1]
             assert isinstance(ended, MatchEnded)
-            await store.append(match_id, 0, events, actor="system", seed=ended.seed)
+            version = 0
+            for actor, batch in _batches(events):
+                result = await store.append(
+                    match_id, version, batch, actor=actor, seed=ended.seed if not version else None
+                )
+                version = result.last_version
             events_total += len(events)
     finally:
         await pool.close()

@@ -254,6 +254,8 @@ def refold(
             )
         )
     ended_at: int | None = None
+    # Every event a command causes is appended with it, as the same actor.
+    batch_actor = first.actor
     for row in game_rows:
         if ended_at is not None and not pending:
             return result(
@@ -275,6 +277,22 @@ def refold(
                         logged=row.data,
                     )
                 )
+            command = command_for(event)
+            if command is not None:
+                owner = created.players[command.seat]
+                if row.actor != owner:
+                    return result(
+                        Finding(
+                            version=row.version,
+                            event_type=row.type,
+                            problem=f"the move of seat {command.seat} was recorded as made by "
+                            f"{row.actor!r}, not by its player {owner!r}",
+                            path="actor",
+                            logged=row.actor,
+                            expected=owner,
+                        )
+                    )
+            batch_actor = row.actor
             try:
                 caused = _replay(eng, state, event)
             except MatchaError as exc:
@@ -307,6 +325,18 @@ def refold(
                         logged=row.data,
                     )
                 )
+        elif row.actor != batch_actor:
+            return result(
+                Finding(
+                    version=row.version,
+                    event_type=row.type,
+                    problem=f"{row.type} was recorded as made by {row.actor!r}, but it follows "
+                    f"from the move recorded for {batch_actor!r}",
+                    path="actor",
+                    logged=row.actor,
+                    expected=batch_actor,
+                )
+            )
         expected = pending.popleft()
         compared += 1
         finding = _differs(row, expected)

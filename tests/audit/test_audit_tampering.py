@@ -92,6 +92,28 @@ async def test_a_changed_move(forger: Forger, audit: Any, rechain: bool) -> None
 
 
 @RECHAIN
+async def test_a_move_attributed_to_the_other_player(
+    forger: Forger, audit: Any, rechain: bool
+) -> None:
+    rows = await forger.rows()
+    played = next(r for r in rows if r["type"] == "card_played")
+    v = played["version"]
+    other = next(r["actor"] for r in rows if r["actor"] not in (played["actor"], "system"))
+    await forger.execute(
+        "UPDATE events SET actor = %s WHERE match_id = %s AND version = %s",
+        (other, forger.match_id, v),
+    )
+    if rechain:
+        await forger.rechain()
+
+    report = await audit(forger.match_id)
+
+    assert findings(report) == {"refold": v} | ({} if rechain else {"chain": v})
+    diff = report.refold.first_difference
+    assert (diff.path, diff.logged, diff.expected) == ("actor", other, played["actor"])
+
+
+@RECHAIN
 async def test_a_deleted_event(forger: Forger, audit: Any, rechain: bool) -> None:
     rows = await forger.rows()
     # A card answered by the other seat's card: without it, the answer is out of turn.
