@@ -10,9 +10,9 @@ import time
 
 import psycopg
 import pytest
-from conftest import annul, finish_match, hand_elo, histories, new_ladder, table
 from redis import Redis
 from rq import SimpleWorker
+from workers_harness import annul, finish_match, hand_elo, histories, new_ladder, table
 
 from service.store import EventStore
 from workers.queue import enqueue_ladder_update, queues

@@ -12,10 +12,10 @@ import time
 
 import psycopg
 import pytest
-from conftest import finish_match, hand_elo, new_ladder, table
 from redis import Redis
 from rq import SimpleWorker
 from rq.job import Job
+from workers_harness import finish_match, hand_elo, new_ladder, table
 
 from service.store import EventStore
 from workers.queue import catch_up, queue, queues

@@ -1,39 +1,18 @@
-"""Fixtures for the workers' tests: the test's own database (as the app role),
-a Redis client, the test's own queues (``redis_prefix``), and a way to write
-finished matches straight into the event store."""
+"""Helpers for the workers' tests: write finished matches straight into the
+event store, Elo by hand, and read the ratings tables back."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
-import pytest
-from redis import Redis
 
 from schemas.events import MatchAnnulled, MatchCreated, MatchEnded
 from schemas.rules import DUEL, STANDARD
 from service.store import EventStore
-from workers import db
-
-
-@pytest.fixture
-def redis(redis_server_url: str) -> Iterator[Redis]:
-    client = Redis.from_url(redis_server_url)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def conn(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[psycopg.Connection]:
-    """An autocommit connection; jobs run in this process find the same database."""
-    monkeypatch.setenv("DATABASE_URL", database_url)
-    with psycopg.connect(database_url, autocommit=True) as c:
-        yield c
-    db.close_connections()
 
 
 def new_ladder(conn: psycopg.Connection, rating: dict[str, Any] | None = None, *,
