@@ -12,8 +12,11 @@ from web_server import Api
 
 pytestmark = pytest.mark.browser
 
+SUIT_NAMES = {"M": "matcha", "C": "chawan", "W": "water", "S": "chashaku"}
 CARD_NAME = re.compile(
-    r"^(?:[MCWS][1-4], (?:matcha|chawan|water|chashaku) [1-4]|Z[12], zero card)$"
+    r"^(?:tea card )?(?P<code>[MCWSZ][1-4]), "
+    r"(?P<name>(?:matcha|chawan|water|chashaku) [1-4]|zero card)"
+    r"(?:; wants (?:rank [1-4]|matcha|chawan|water|chashaku))?$"
 )
 
 
@@ -106,10 +109,16 @@ def test_a_player_plays_by_keyboard_and_a_refused_move_is_explained(
     page.wait_for_selector(".seat.near button.card")
 
     # Every card has an accessible name with its code and suit, not colour alone.
-    for el in page.query_selector_all("[data-card]"):
-        assert CARD_NAME.match(el.get_attribute("aria-label") or "") or (
-            el.get_attribute("aria-label") or ""
-        ).startswith("tea card "), el.get_attribute("aria-label")
+    cards = page.query_selector_all("[data-card]")
+    assert len(cards) == 6 + 5  # six tea cards, a hand of five
+    for el in cards:
+        label = el.get_attribute("aria-label") or ""
+        named = CARD_NAME.match(label)
+        assert named, label
+        code = el.get_attribute("data-card") or ""
+        assert named["code"] == code, label
+        suit = SUIT_NAMES.get(code[0])
+        assert named["name"] == (f"{suit} {code[1]}" if suit else "zero card"), label
 
     # Keyboard only: focus a card, Enter picks it, focus moves to a legal target, Enter plays.
     before = version(page)

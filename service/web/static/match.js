@@ -160,7 +160,8 @@ export async function matchPage(root, matchId, mode) {
     const ended = view.result ? h("p", { class: "result", id: "result", "data-winner": view.result.winner ?? "none",
       "data-reason": view.result.reason || "" }, explainEnd(view, nameOf)) : null;
     const notSeat = mode === "play" && typeof view.viewer !== "number"
-      ? h("p", { class: "panel" }, "You do not hold a seat in this match. ", h("a", { href: `/watch/${matchId}` }, "Watch it instead"), ".")
+      ? h("p", { class: "panel" }, auth.me ? "You do not hold a seat in this match. " : h("a", { href: "/#sign-in" }, "Sign in to play. "),
+        h("a", { href: `/watch/${matchId}` }, "Watch it instead"), ".")
       : null;
     fill(root,
       h("div", { class: "row" },

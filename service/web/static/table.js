@@ -1,7 +1,7 @@
 // The table, drawn from one MatchView: three tatami pairs, both seats, tokens.
 // Shared by the play, watch and replay pages; it shows only what the view holds.
 import { h, plural } from "./dom.js";
-import { back, card, KINDS, rankOf, suitOf, token } from "./cards.js";
+import { back, card, cardName, KINDS, rankOf, suitOf, token } from "./cards.js";
 import { nameOf } from "./names.js";
 
 const PLACE = { 1: "left", 2: "middle", 3: "right" };
@@ -68,7 +68,7 @@ function targetBox(view, pair, target, ui, low, high) {
   },
   slot(target, high, "far"),
   h("div", { class: "tea" },
-    card(target.tea_card, { "aria-label": `tea card ${target.tea_card}, ${wants(target)}` }),
+    card(target.tea_card, { "aria-label": `tea card ${cardName(target.tea_card)}; ${wants(target)}` }),
     h("span", { class: "wants" }, h("b", {}, target.target), " ", wants(target).replace("wants ", "→ "))),
   slot(target, low, "near"));
 }
