@@ -100,8 +100,8 @@ def admin_check(rows: Sequence[RawRow]) -> AdminCheck:
                 count += 1
                 if annulled_at is not None:
                     return bad(row, f"the match was already annulled at version {annulled_at}")
-                dispute_id = d.get("dispute_id")
-                if dispute_id is not None and decided.get(str(dispute_id)) is not True:
+                cited = d.get("dispute_id")
+                if cited is not None and decided.get(str(cited)) is not True:
                     return bad(row, "the annulment cites a dispute that was not upheld")
                 if row.actor != d.get("admin"):
                     return bad(row, f"the annulment was recorded for {row.actor!r}, not its admin")

@@ -14,7 +14,7 @@ from collections import Counter
 import click
 import msgspec
 from psycopg import AsyncConnection
-from tqdm import tqdm
+from tqdm import tqdm  # type: ignore[import-untyped]
 
 from service.audit.audit import audit_match
 from service.audit.render import render

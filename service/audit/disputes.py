@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from schemas.cards import Seat
 from schemas.events import (
     DisputeDecided,
     DisputeFiled,
@@ -193,7 +194,7 @@ class DisputeService:
             events, created = await self._load(match_id)
             if player.id not in created.players:
                 raise Forbidden("Only the two players of this match may dispute it.")
-            seat = 0 if created.players[0] == player.id else 1
+            seat: Seat = 0 if created.players[0] == player.id else 1
             ended = next((e for e in events if isinstance(e.event, MatchEnded)), None)
             if any(isinstance(e.event, MatchAnnulled) for e in events):
                 raise Conflict("This match was annulled.", code="match_annulled")

@@ -37,7 +37,7 @@ from service.errors import MatchaError, RuleError
 
 GAME_TYPES: frozenset[str] = frozenset(
     t.__struct_config__.tag
-    for t in GameEvent.__args__  # type: ignore[attr-defined]
+    for t in GameEvent.__args__
 )
 ADMIN_TYPES: frozenset[str] = frozenset({"dispute_filed", "dispute_decided", "match_annulled"})
 
@@ -54,7 +54,7 @@ class Engine(Protocol):
 def _engine() -> Engine:
     from service import engine
 
-    return engine  # type: ignore[return-value]
+    return engine
 
 
 def as_json(event: Event) -> Any:
@@ -226,7 +226,9 @@ def refold(
     def result(finding: Finding | None, note: str | None = None) -> RefoldCheck:
         # A missing version explains every difference after it, so it is named first.
         if gap is not None and (
-            finding is None or finding.version is None or gap.version <= finding.version
+            finding is None
+            or finding.version is None
+            or (gap.version is not None and gap.version <= finding.version)
         ):
             finding = gap
         if finding is not None:

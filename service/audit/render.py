@@ -10,6 +10,8 @@ import msgspec
 from schemas.events import Event, encode_event
 from service.audit.report import AuditReport, Finding
 
+_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
+
 
 def _when(at: datetime) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
@@ -22,9 +24,8 @@ def _json(value: Any) -> str:
 def _data(data: dict[str, Any]) -> str:
     """The event's fields in their declared order (jsonb keeps no order), less the tag."""
     try:
-        event = msgspec.convert(data, type=Event)  # type: ignore[arg-type]
-        canonical = msgspec.json.decode(encode_event(event))
-    except msgspec.ValidationError:
+        canonical = msgspec.json.decode(encode_event(_decoder.decode(msgspec.json.encode(data))))
+    except msgspec.DecodeError:
         canonical = None
     shown = canonical if canonical == data else data  # never hide an extra field
     return _json({k: v for k, v in shown.items() if k not in ("type", "v")})

@@ -70,7 +70,7 @@ def parse_filters(
     return Filters(
         ladder=ladder or None,
         admin=admin or None,
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         after_position=position,
         after_time=when,
     )
