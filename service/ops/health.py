@@ -42,7 +42,9 @@ async def _check_postgres(state: State) -> None:
     url = state.settings.database.url
     if not url:
         raise RuntimeError("DATABASE_URL is not set")
-    async with await psycopg.AsyncConnection.connect(url, connect_timeout=CHECK_TIMEOUT_S) as conn:
+    async with await psycopg.AsyncConnection.connect(
+        url, connect_timeout=max(1, int(CHECK_TIMEOUT_S))
+    ) as conn:
         await conn.execute("SELECT 1")
 
 

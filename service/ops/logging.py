@@ -228,11 +228,11 @@ class RequestContextMiddleware:
                     (k, v) for k, v in message.get("headers", ()) if k.lower() != b"x-request-id"
                 ]
                 headers.append((b"x-request-id", request_id.encode("latin-1")))
-                message = {**message, "headers": headers}  # type: ignore[typeddict-item]
+                message = {**message, "headers": headers}
             elif message["type"] == "websocket.accept":
                 headers = list(message.get("headers") or ())
                 headers.append((b"x-request-id", request_id.encode("latin-1")))
-                message = {**message, "headers": headers}  # type: ignore[typeddict-item]
+                message = {**message, "headers": headers}
             await send(message)
 
         try:

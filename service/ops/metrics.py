@@ -167,12 +167,12 @@ def render(extra: Iterable[Collector] = ()) -> bytes:
     """The text exposition of every metric of this process (or of all, in multiprocess mode)."""
     if multiprocess_dir():
         registry = CollectorRegistry()
-        MultiProcessCollector(registry)
+        MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         body = generate_latest(registry)
     else:
         body = generate_latest(REGISTRY)
     for collector in extra:
-        body += generate_latest(collector)  # type: ignore[arg-type]  # anything with collect()
+        body += generate_latest(collector)  # anything with collect() will do
     return body
 
 
@@ -182,7 +182,7 @@ def serve_worker_metrics(port: int) -> None:
 
     if multiprocess_dir():
         registry = CollectorRegistry()
-        MultiProcessCollector(registry)
+        MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         start_http_server(port, registry=registry)
     else:
         start_http_server(port)
