@@ -294,6 +294,11 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
         "rss_per_connection_kb": round((rss_after - rss_before) / max(connections, 1), 1),
         "play_seconds": round(played_s, 2),
         "load_avg_1m": round(os.getloadavg()[0], 2),
+        # CPU per delivered frame does not depend on what else the machine runs.
+        "server_cpu_us_per_frame": round(
+            (cpu_after[0] - cpu_before[0]) * 1e6 / max(len(lat), 1), 1),
+        "clients_cpu_us_per_frame": round(
+            (cpu_after[1] - cpu_before[1]) * 1e6 / max(len(lat), 1), 1),
         "server_cpu_share": round((cpu_after[0] - cpu_before[0]) / played_s, 2),
         "clients_cpu_share": round((cpu_after[1] - cpu_before[1]) / played_s, 2),
     }
@@ -366,7 +371,8 @@ def main() -> None:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     header = ("scenario", "connections", "events", "fanout_p50_ms", "fanout_p99_ms",
-              "fanout_max_ms", "lost", "duplicates", "rss_per_connection_kb", "load_avg_1m")
+              "fanout_max_ms", "lost", "duplicates", "rss_per_connection_kb",
+              "server_cpu_us_per_frame", "load_avg_1m")
     print(" | ".join(f"{h:>13}" for h in header))
     for row in rows:
         print(" | ".join(f"{row[h]!s:>13}" for h in header))

@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from harness import Driver, serve_in_process, settings_for
+from live_harness import Driver, serve_in_process, settings_for
 
 from service.settings import Settings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from harness import Driver, Watcher
+from live_harness import Driver, Watcher
 
 from service.store import EventStore
 

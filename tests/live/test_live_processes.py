@@ -7,7 +7,7 @@ import random
 
 import httpx
 import pytest
-from harness import Driver, Watcher, expected_live_log, serve_subprocess
+from live_harness import Driver, Watcher, expected_live_log, serve_subprocess
 
 from service.settings import Settings
 from service.store import EventStore

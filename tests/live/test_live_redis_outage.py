@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
-from harness import (
+from live_harness import (
     Driver,
     RedisProcess,
     SseWatcher,

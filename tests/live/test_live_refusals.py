@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from harness import Driver, Watcher
+from live_harness import Driver, Watcher
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from harness import Driver, SseWatcher, Watcher, end_version, expected_entry, expected_live_log
+from live_harness import Driver, SseWatcher, Watcher, end_version, expected_entry, expected_live_log
 
 from service.store import EventStore
 

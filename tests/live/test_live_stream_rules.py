@@ -7,7 +7,7 @@ import json
 import random
 
 import pytest
-from harness import Driver, Watcher
+from live_harness import Driver, Watcher
 
 from service.live.config import LiveSettings
 from service.live.hub import Hub

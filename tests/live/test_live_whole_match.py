@@ -6,7 +6,7 @@ import asyncio
 import random
 
 import pytest
-from harness import Driver, SseWatcher, Watcher, expected_entry, expected_live_log, leaks
+from live_harness import Driver, SseWatcher, Watcher, expected_entry, expected_live_log, leaks
 
 from service.store import EventStore
 
