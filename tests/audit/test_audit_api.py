@@ -371,3 +371,33 @@ async def test_an_upheld_dispute_queues_the_ladder_recompute_on_rq(
     # (The workers' own after-commit hook, where registered, may queue it too.)
     assert new
     assert {(j.func_name, j.args) for j in new} == {("workers.ratings.update_ladder", (ladder_id,))}
+
+
+async def test_a_live_match_annulled_takes_no_more_moves_and_its_seed_stays_secret(
+    api: Api, database_url: str, recomputes: list[str]
+) -> None:
+    organiser = await api.with_role("organiser")
+    a, b = await api.register(), await api.register()
+    ladder_id = await api.ladder(organiser, [a, b])
+    match_id = await api.pair(ladder_id, organiser, a, b)
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
+        (seed,) = await cur.fetchone()  # type: ignore[misc]
+
+    annulled = await api.post(
+        f"/api/admin/matches/{match_id}/annul", api.admin, {"reason": "players colluded"}
+    )
+
+    assert annulled.status_code == 200, annulled.text
+    assert annulled.json() == {"match_id": match_id, "version": 3}
+    assert recomputes == [ladder_id]
+    dealer = (await api.view(match_id, a))["dealer"]  # the seat whose turn it was
+    refused = await api.post(f"/api/matches/{match_id}/pass", a if dealer == 0 else b)
+    assert (refused.status_code, refused.json()["code"]) == (422, "match_annulled")
+    dispute = await api.post(f"/api/matches/{match_id}/disputes", a, {"reason": "x"})
+    assert (dispute.status_code, dispute.json()["code"]) == (409, "match_annulled")
+    audit = await api.get(f"/api/admin/matches/{match_id}/audit", api.admin)
+    report = audit.json()
+    assert report["status"] == "annulled"
+    assert report["verdict"]["consistent"] is True, report["verdict"]["line"]
+    assert seed not in audit.text
