@@ -14,8 +14,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# `make run ARGS="--port 9000 --data-dir /srv/matcha"`; Ctrl-C stops everything it started
 run: install
-	$(BIN)/matcha run
+	$(BIN)/matcha run $(ARGS)
 
 worker: install
 	$(BIN)/matcha worker
