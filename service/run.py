@@ -33,6 +33,7 @@ import click
 
 from service.cli import COMMANDS
 from service.embedded import die_with_parent
+from service.errors import MatchaError
 from service.ops.logging import uvicorn_log_config
 from service.settings import load_settings
 
@@ -228,6 +229,9 @@ def run(host: str | None, port: int | None, data_dir: Path | None, worker: bool)
     except click.ClickException as failure:
         reason = failure.message
         raise
+    except MatchaError as failure:  # an embedded server that would not start, say
+        reason = failure.detail
+        raise click.ClickException(failure.detail) from failure
     finally:
         # A second Ctrl-C must not cut the clean-up short (it would orphan the servers).
         for sig in previous:

@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import psycopg
 import pytest
 import redis
@@ -136,3 +137,24 @@ def test_a_killed_matcha_run_takes_its_servers_with_it(
     run.proc.kill()  # no chance to clean up: the kernel tells each child its parent died
     run.proc.wait()
     assert wait_gone(children, timeout=60) == []
+
+
+def test_a_server_that_will_not_start_is_reported_and_nothing_is_left_running(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "var"
+    (data / "postgres").mkdir(parents=True)
+    (data / "postgres" / "PG_VERSION").write_text("7\n")  # a cluster no server can open
+    done = subprocess.run(
+        [sys.executable, "-m", "service.cli", "run", "--data-dir", str(data), "--port", "1"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1
+    assert "PostgreSQL exited" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "everything stopped" in done.stderr
+    leftovers = [
+        p for p in psutil.process_iter(["cmdline"])
+        if any(str(data) in part for part in (p.info["cmdline"] or []))
+    ]
+    assert leftovers == []
