@@ -123,6 +123,7 @@ class Hub:
         self._inflight: dict[tuple[str, int], asyncio.Task[tuple[WireEvent, ...]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._wake_checker = asyncio.Event()
+        self._presence_ops: asyncio.Queue[tuple[str, str, bool]] = asyncio.Queue()
         self.connected = asyncio.Event()
         """Set while the Redis subscription is up."""
         self.process_id = uuid.uuid4().hex[:8]
@@ -137,6 +138,7 @@ class Hub:
         if self.redis is not None:
             self._tasks += [
                 asyncio.create_task(self._listen(), name="live-listen"),
+                asyncio.create_task(self._presence_writer(), name="live-presence-writer"),
                 asyncio.create_task(self._presence_loop(), name="live-presence"),
             ]
 
@@ -365,22 +367,52 @@ class Hub:
 
     # ---- presence ---------------------------------------------------------------
 
-    async def join(self, match_id: str, role: str) -> str:
-        """Count a connection as present (role: ``"0"``, ``"1"`` or ``"spectator"``)."""
+    def join(self, match_id: str, role: str) -> str:
+        """Count a connection as present (role: ``"0"``, ``"1"`` or ``"spectator"``).
+
+        Never waits for Redis: the write is queued for the presence writer.
+        """
         conn_id = f"{self.process_id}-{uuid.uuid4().hex[:10]}"
         watch = self._watches.setdefault(match_id, _Watch())
         watch.local_members[conn_id] = role
-        await self._presence_write(match_id, {f"{conn_id}|{role}": self._expiry()}, ())
+        if self.redis is not None:
+            self._presence_ops.put_nowait((match_id, f"{conn_id}|{role}", True))
         return conn_id
 
-    async def leave(self, match_id: str, conn_id: str) -> None:
+    def leave(self, match_id: str, conn_id: str) -> None:
         watch = self._watches.get(match_id)
         if watch is None:
             return
         role = watch.local_members.pop(conn_id, None)
-        if role is not None:
-            await self._presence_write(match_id, {}, (f"{conn_id}|{role}",))
+        if role is not None and self.redis is not None:
+            self._presence_ops.put_nowait((match_id, f"{conn_id}|{role}", False))
         self._forget_if_idle(match_id)
+
+    async def _presence_writer(self) -> None:
+        """Apply joins and leaves in order, as many as are waiting in one round trip."""
+        while True:
+            ops = [await self._presence_ops.get()]
+            while not self._presence_ops.empty():
+                ops.append(self._presence_ops.get_nowait())
+            expiry = self._expiry()
+            ttl = int(self.settings.presence_ttl_s * 2) + 1
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for match_id, member, joined in ops:
+                        key = channels.presence_key(self.prefix, match_id)
+                        if joined:
+                            pipe.zadd(key, {member: expiry})
+                            pipe.expire(key, ttl)
+                        else:
+                            pipe.zrem(key, member)
+                    for match_id in dict.fromkeys(op[0] for op in ops):
+                        pipe.publish(
+                            channels.match_channel(self.prefix, match_id),
+                            hint_encoder.encode(PresenceHint(match_id=match_id)),
+                        )
+                    await pipe.execute()
+            except Exception as exc:  # presence is a nicety: the refresher heals it later
+                log.info("presence update of %d connections failed: %s", len(ops), exc)
 
     def _forget_if_idle(self, match_id: str) -> None:
         watch = self._watches.get(match_id)
@@ -391,27 +423,6 @@ class Hub:
 
     def _expiry(self) -> float:
         return time.time() + self.settings.presence_ttl_s
-
-    async def _presence_write(
-        self, match_id: str, add: dict[str, float], remove: Sequence[str]
-    ) -> None:
-        if self.redis is None:
-            return
-        key = channels.presence_key(self.prefix, match_id)
-        try:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                if add:
-                    pipe.zadd(key, add)
-                    pipe.expire(key, int(self.settings.presence_ttl_s * 2) + 1)
-                if remove:
-                    pipe.zrem(key, *remove)
-                pipe.publish(
-                    channels.match_channel(self.prefix, match_id),
-                    hint_encoder.encode(PresenceHint(match_id=match_id)),
-                )
-                await pipe.execute()
-        except Exception as exc:  # presence is a nicety: never fail a connection for it
-            log.info("presence update for %s failed: %s", match_id, exc)
 
     def _schedule_recount(self, match_id: str) -> None:
         watch = self._watches.get(match_id)

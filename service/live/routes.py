@@ -222,14 +222,14 @@ async def match_socket(socket: WebSocket[Any, Any, Any], match_id: str) -> None:
             return
         except WebSocketDisconnect:
             return
-        conn_id = await runtime.hub.join(match_id, str(access.viewer))
+        conn_id = runtime.hub.join(match_id, str(access.viewer))
         try:
             stream = _open_stream(runtime, access, since)
             code, reason = await _serve_socket(
                 socket, stream.frames(), runtime.hub.settings.send_timeout_s
             )
         finally:
-            await runtime.hub.leave(match_id, conn_id)
+            runtime.hub.leave(match_id, conn_id)
         await _close(socket, code, reason)
     finally:
         metrics.connections.dec()
@@ -257,7 +257,7 @@ async def _sse_events(
     runtime: LiveRuntime, access: Access, since: int
 ) -> AsyncIterator[ServerSentEventMessage]:
     metrics.connections.inc()
-    conn_id = await runtime.hub.join(access.match_id, str(access.viewer))
+    conn_id = runtime.hub.join(access.match_id, str(access.viewer))
     frames = _open_stream(runtime, access, since).frames()
     try:
         async for frame in frames:
@@ -272,7 +272,7 @@ async def _sse_events(
         yield ServerSentEventMessage(data=f"since={lag.last_version}", event="lagging")
     finally:
         await frames.aclose()
-        await runtime.hub.leave(access.match_id, conn_id)
+        runtime.hub.leave(access.match_id, conn_id)
         metrics.connections.dec()
 
 
