@@ -111,8 +111,13 @@ class Frame(msgspec.Struct, frozen=True, kw_only=True):
 
     version: int
     type: str
-    public: MatchView
     omniscient: MatchView
+    public: MatchView | None = None
+    """None: the same as ``omniscient`` (a finished match shows everyone
+    everything, RULES §8, unless its ladder hides hands in replays)."""
+
+    def public_view(self) -> MatchView:
+        return self.omniscient if self.public is None else self.public
 
 
 class ReplayArchive(msgspec.Struct, frozen=True, kw_only=True):
@@ -180,6 +185,13 @@ def public_view(state: State, hide_hands_in_replay: bool) -> MatchView:
     if over:
         return view(state, "spectator", hide_hands_in_replay=hide_hands_in_replay)
     return view(state, "spectator" if hide_hands_in_replay else "omniscient")
+
+
+def _public_frame(state: State, omniscient: MatchView, hide: bool) -> MatchView:
+    """``public_view``, without building the omniscient view a second time."""
+    if not hide and not (state.ended or state.annulled):
+        return omniscient
+    return public_view(state, hide)
 
 
 def build_record(
@@ -250,15 +262,17 @@ def build_record(
 
 def build_frames(record: MatchRecord, states: Sequence[State]) -> list[Frame]:
     hide = record.headers.hide_hands_in_replay
-    return [
-        Frame(
+    frames = []
+    for e, s in zip(record.events, states, strict=True):
+        omniscient = view(s, "omniscient")
+        public = _public_frame(s, omniscient, hide)
+        frames.append(Frame(
             version=e.version,
             type=_tag(e.event),
-            public=public_view(s, hide),
-            omniscient=view(s, "omniscient"),
-        )
-        for e, s in zip(record.events, states, strict=True)
-    ]
+            omniscient=omniscient,
+            public=None if public is omniscient else public,
+        ))
+    return frames
 
 
 def _tag(event: Event) -> str:

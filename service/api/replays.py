@@ -106,8 +106,9 @@ async def _build(conn: AsyncConnection, match_id: str) -> BuiltArchive:
     if not rows:
         raise NotFound("No match has this id.")
     if not any(r[2] in ("match_ended", "match_annulled") for r in rows):
-        raise NotFound("The match is not finished: its replay exists once it ends.",
-                       code="match_not_finished")
+        raise NotFound(
+            "The match is not finished: its replay exists once it ends.", code="match_not_finished"
+        )
     created = rows[0][3]
     assert isinstance(created, MatchCreated)
     cur = await conn.execute(
@@ -131,8 +132,13 @@ async def _build(conn: AsyncConnection, match_id: str) -> BuiltArchive:
 
     data, raw_size = await to_thread.run_sync(work)
     built = BuiltArchive(
-        match_id=match_id, data=data, sha256=hashlib.sha256(data).digest(), raw_size=raw_size,
-        events=len(rows), final_hash=rows[-1][7], position=rows[-1][0],
+        match_id=match_id,
+        data=data,
+        sha256=hashlib.sha256(data).digest(),
+        raw_size=raw_size,
+        events=len(rows),
+        final_hash=rows[-1][7],
+        position=rows[-1][0],
     )
     await conn.execute(
         """INSERT INTO replay_archives (match_id, format, archive, sha256, raw_size, events,
@@ -144,8 +150,16 @@ async def _build(conn: AsyncConnection, match_id: str) -> BuiltArchive:
                final_hash = excluded.final_hash,
                built_at_position = excluded.built_at_position, built_at = now()
            WHERE replay_archives.built_at_position < excluded.built_at_position""",
-        (match_id, ARCHIVE_FORMAT, data, built.sha256, raw_size, built.events, built.final_hash,
-         built.position),
+        (
+            match_id,
+            ARCHIVE_FORMAT,
+            data,
+            built.sha256,
+            raw_size,
+            built.events,
+            built.final_hash,
+            built.position,
+        ),
     )
     return built
 
@@ -215,7 +229,8 @@ async def get_replay(match_id: str, pool: AsyncConnectionPool) -> Replay:
         headers=headers,
         frames=len(archive.frames),
         summary=[
-            FrameSummary(version=f.version, type=f.type, hand=f.public.hand, round=f.public.round)
+            FrameSummary(version=f.version, type=f.type, hand=f.omniscient.hand,
+                         round=f.omniscient.round)
             for f in archive.frames
         ],
         sha256=cached.sha256.hex(),
@@ -249,9 +264,10 @@ async def get_frame(
         n=n,
         of=len(frames),
         viewer=who,
-        event=redacted_event(archive.record, n, "omniscient" if who == "omniscient" else
-                             "spectator"),
-        view=frame.omniscient if who == "omniscient" else frame.public,
+        event=redacted_event(
+            archive.record, n, "omniscient" if who == "omniscient" else "spectator"
+        ),
+        view=frame.omniscient if who == "omniscient" else frame.public_view(),
     )
 
 
@@ -271,8 +287,9 @@ async def export_record(
     """
     record = (await load_archive(pool, match_id)).archive.record
     if record.headers.hide_hands_in_replay and (viewer is None or not viewer.has("admin")):
-        raise Forbidden("This ladder keeps hands hidden in replays: only an admin may export"
-                        " the full record.")
+        raise Forbidden(
+            "This ladder keeps hands hidden in replays: only an admin may export the full record."
+        )
     async with pool.connection() as conn:
         headers = await with_ratings(conn, record.headers)
     return msgspec.structs.replace(record, headers=headers)

@@ -141,7 +141,8 @@ async def test_ratings_and_replays_of_matches_played_over_http(
     checked = (await api.client.post("/api/records/check", json=record)).json()
     assert checked["ok"] is True, checked["problems"]
     assert checked["chain"] == checked["refold"] == checked["fairness"] == "consistent"
-    assert checked["frames"][1]["public"] == frame["view"]
+    replayed = checked["frames"][1]
+    assert (replayed["public"] or replayed["omniscient"]) == frame["view"]
     # A record with one card changed does not.
     forged = copy.deepcopy(record)
     dealt = next(e for e in forged["events"] if e["event"]["type"] == "hand_dealt")
