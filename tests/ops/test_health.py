@@ -94,3 +94,15 @@ async def test_readyz_names_postgres_once_its_server_stops(
     assert after.status_code == 503
     assert after.json()["failed"] == ["postgres"]
     assert after.json()["checks"]["redis"]["ok"] is True
+
+
+@pytest.mark.anyio
+async def test_readyz_does_not_fail_on_a_redis_that_is_not_configured(pg_server_url: str) -> None:
+    """`matcha api` without REDIS_URL serves (no live hints, no jobs): that is ready."""
+    async with AsyncTestClient(ops_app(pg_server_url, "")) as client:
+        response = await client.get("/readyz")
+    assert response.status_code == 200, response.text
+    redis = response.json()["checks"]["redis"]
+    assert redis["ok"] is True
+    assert redis["configured"] is False
+    assert redis["note"] == "REDIS_URL is not set"
