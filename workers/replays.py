@@ -481,15 +481,21 @@ def check_record(record: MatchRecord) -> RecordCheck:
                 check, "first_difference", None) or getattr(check, "first_bad_deal", None)
             problems.append(f"{name}: {detail.problem if detail else 'failed'}")
 
-    rebuilt, states = build_record(
-        match_id,
-        [(e.position or e.version, e.version, _tag(e.event), e.event, e.actor,
-          datetime.fromisoformat(e.recorded_at), bytes.fromhex(e.prev_hash),
-          bytes.fromhex(e.hash)) for e in events],
-        names={p.id: p.name for p in record.headers.players if p.name},
-        ladder_name=record.headers.ladder,
-        hide_hands_in_replay=record.headers.hide_hands_in_replay,
-    )
+    try:
+        rebuilt, states = build_record(
+            match_id,
+            [(e.position or e.version, e.version, _tag(e.event), e.event, e.actor,
+              datetime.fromisoformat(e.recorded_at), bytes.fromhex(e.prev_hash),
+              bytes.fromhex(e.hash)) for e in events],
+            names={p.id: p.name for p in record.headers.players if p.name},
+            ladder_name=record.headers.ladder,
+            hide_hands_in_replay=record.headers.hide_hands_in_replay,
+        )
+    except Exception as exc:  # a forged log can break the fold anywhere: report, never 500
+        problems.append(f"the events do not fold into a match: {type(exc).__name__}: {exc}")
+        return RecordCheck(ok=False, chain=report.chain.status, refold=report.refold.status,
+                           fairness=report.fairness.status, problems=problems,
+                           headers=record.headers)
     mine = msgspec.structs.replace(
         record.headers,
         players=tuple(msgspec.structs.replace(p, rating_before=None, rating_after=None)
