@@ -40,18 +40,15 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def app_url(database_url: str, redis_server_url: str, redis_prefix: str) -> Iterator[str]:
-    with running_app(database_url, redis_server_url, redis_prefix) as base:
-        yield base
+def api(database_url: str, redis_server_url: str, redis_prefix: str) -> Iterator[Api]:
+    """The app under uvicorn, and an HTTP client of it that knows its admin token."""
+    with running_app(database_url, redis_server_url, redis_prefix) as client:
+        yield client
 
 
 @pytest.fixture
-def api(app_url: str) -> Iterator[Api]:
-    client = Api(app_url)
-    try:
-        yield client
-    finally:
-        client.http.close()
+def app_url(api: Api) -> str:
+    return api.base
 
 
 @pytest.fixture(scope="session")

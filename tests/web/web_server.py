@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -14,16 +15,19 @@ from service.api.app import create_app
 from service.embedded import free_port
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 
-ADMIN_TOKEN = "web-test-admin-token"
-
 
 @contextmanager
-def running_app(database_url: str, redis_url: str, redis_prefix: str) -> Iterator[str]:
-    """Serve ``create_app`` until the block ends; yield its base URL."""
+def running_app(database_url: str, redis_url: str, redis_prefix: str) -> Iterator[Api]:
+    """Serve ``create_app`` until the block ends; yield a client of it.
+
+    Each app gets its own admin token: the API remembers tokens per process
+    for a few seconds, and every test's app lives in this one process.
+    """
+    admin_token = secrets.token_urlsafe(16)
     settings = Settings(
         database=DatabaseSettings(url=database_url, migrate_on_start=False, pool_min=1, pool_max=8),
         redis=RedisSettings(url=redis_url, prefix=redis_prefix),
-        api=ApiSettings(admin_token=ADMIN_TOKEN, admin_name="admin"),
+        api=ApiSettings(admin_token=admin_token, admin_name="admin"),
     )
     port = free_port()
     config = uvicorn.Config(
@@ -42,9 +46,11 @@ def running_app(database_url: str, redis_url: str, redis_prefix: str) -> Iterato
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("the app did not start")
         time.sleep(0.05)
+    client = Api(base, admin_token)
     try:
-        yield base
+        yield client
     finally:
+        client.http.close()
         server.should_exit = True
         thread.join(timeout=10)
 
@@ -52,7 +58,9 @@ def running_app(database_url: str, redis_url: str, redis_prefix: str) -> Iterato
 class Api:
     """Just enough of the HTTP API to set a match up and read the truth back."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, admin_token: str) -> None:
+        self.base = base
+        self.admin_token = admin_token
         self.http = httpx.Client(base_url=base, timeout=10)
 
     def call(self, method: str, path: str, token: str | None = None, **kw: object) -> object:
@@ -66,13 +74,16 @@ class Api:
 
     def ladder(self, name: str, ruleset: str = "duel", **extra: object) -> str:
         body = {"name": name, "ruleset": ruleset, **extra}
-        ladder = self.call("POST", "/api/ladders", ADMIN_TOKEN, json=body)
+        ladder = self.call("POST", "/api/ladders", self.admin_token, json=body)
         return ladder["id"]  # type: ignore[index]
 
     def start_match(self, ladder_id: str, tokens: list[str], player_ids: list[str]) -> str:
         for token in tokens:
             self.call("POST", f"/api/ladders/{ladder_id}/members", token)
         started = self.call(
-            "POST", f"/api/ladders/{ladder_id}/matches", ADMIN_TOKEN, json={"players": player_ids}
+            "POST",
+            f"/api/ladders/{ladder_id}/matches",
+            self.admin_token,
+            json={"players": player_ids},
         )
         return started["match_id"]  # type: ignore[index]

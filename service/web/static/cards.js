@@ -34,9 +34,9 @@ export function back(label = "face-down card", small = false) {
   return h("span", { class: `card back${small ? " small" : ""}`, role: "img", "aria-label": label });
 }
 
-export function token(kind, count, { need } = {}) {
+export function token(kind, count) {
   const label = `${kind}: ${plural(count, "token")}`;
   return h("span", { class: `tok k-${kind}${count ? "" : " none"}`, role: "img", "aria-label": label,
-    title: need ? `${label} (${need} wins)` : label, "data-kind": kind, "data-count": count },
+    title: label, "data-kind": kind, "data-count": count },
     icon(KIND_SYMBOL[kind]), h("b", { "aria-hidden": "true" }, count));
 }

@@ -8,7 +8,6 @@ export function ratingChart(points, { width = 120, height = 32 } = {}) {
     : "No rated matches yet";
   const svg = h("svg:svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": label,
     "data-points": points.length });
-  svg.append(h("svg:title", {}, label));
   if (points.length < 2) {
     svg.append(h("svg:line", { x1: 2, x2: width - 2, y1: height / 2, y2: height / 2, stroke: "#bbb", "stroke-dasharray": "3 3" }));
     return svg;

@@ -17,19 +17,18 @@ function signInPanel(onDone) {
         h("button", { class: "btn", type: "button", onclick: () => { box.hidden = !box.hidden; } }, "Show / hide my token")),
       box);
   }
-  const name = h("input", { id: "reg-name", name: "name", required: true, maxlength: 64, autocomplete: "nickname" });
-  const pasted = h("input", { id: "paste-token", name: "token", required: true, autocomplete: "off", spellcheck: "false" });
-  const done = (what) => { toast(what); onDone(); };
+  const form = (id, label, submit, act) => {
+    const input = h("input", { id, required: true, autocomplete: "off", spellcheck: "false" });
+    return h("form", { class: "row", onsubmit: async (e) => {
+      e.preventDefault();
+      try { toast(await act(input.value.trim())); onDone(); } catch (err) { fail(err); }
+    } }, h("label", { for: id }, label), input, h("button", { class: "btn", type: "submit" }, submit));
+  };
   return h("section", { class: "panel", id: "sign-in", "aria-labelledby": "sign-in-h" },
     h("h2", { id: "sign-in-h" }, "Sign in"),
-    h("form", { class: "row", onsubmit: async (e) => {
-      e.preventDefault();
-      try { await signUp(name.value.trim()); done("Registered: your token is kept in this browser."); } catch (err) { fail(err); }
-    } }, h("label", { for: "reg-name" }, "New player name"), name, h("button", { class: "btn primary", type: "submit" }, "Register")),
-    h("form", { class: "row", onsubmit: async (e) => {
-      e.preventDefault();
-      try { await signIn(pasted.value.trim()); done("Signed in."); } catch (err) { fail(err); }
-    } }, h("label", { for: "paste-token" }, "…or paste your token"), pasted, h("button", { class: "btn", type: "submit" }, "Sign in")));
+    form("reg-name", "New player name", "Register",
+      async (name) => { await signUp(name); return "Registered: your token is kept in this browser."; }),
+    form("paste-token", "…or paste your token", "Sign in", async (token) => { await signIn(token); return "Signed in."; }));
 }
 
 async function history(ladderId, playerId) {

@@ -196,7 +196,14 @@ export async function matchPage(root, matchId, mode) {
     if (e.status === 401) auth.clear();
     return;
   }
-  await learnMatch(matchId, view.seats.map((s) => s.player));
+  // The log so far: the reveals list and the match log are whole even for a late arrival.
+  const entries = await api(`/api/matches/${encodeURIComponent(matchId)}/events?after=0&limit=1000`,
+    { anonymous: mode !== "play" }).catch(() => []);
+  await learnMatch(entries[0] && entries[0].event, view.seats.map((s) => s.player));
+  for (const e of entries.filter((x) => x.version <= view.version)) {
+    log.push(describe(e.event, view));
+    if (e.event.type === "round_revealed") noteReveal(e.event);
+  }
   setView(view);
 
   follow(matchId, {

@@ -24,13 +24,9 @@ export async function learnLadder(ladderId) {
   }
 }
 
-/** Learn the names of a match's players through its ladder (the first event names it). */
-export async function learnMatch(matchId, ids) {
+/** Learn the names of a match's players through its ladder (named by its first event). */
+export async function learnMatch(created, ids) {
   const me = auth.me;
   if (me) learn(me.id, me.name);
-  if (ids.every((id) => cache.has(id))) return;
-  try {
-    const [first] = await api(`/api/matches/${encodeURIComponent(matchId)}/events?after=0&limit=1`, { anonymous: true });
-    await learnLadder(first && first.event && first.event.ladder_id);
-  } catch { /* names stay short ids */ }
+  if (created && !ids.every((id) => cache.has(id))) await learnLadder(created.ladder_id);
 }
