@@ -55,6 +55,8 @@ SCENARIOS: list[dict[str, Any]] = [
     {"name": "many_matches", "matches": 100, "spectators": 10, "moves": 4, "gap_s": 0.0},
 ]
 GOAL_P99_MS = 100.0
+WORKERS = int(os.environ.get("MATCHA_BENCH_LIVE_WORKERS", "1"))
+"""uvicorn worker processes of the API (each holds one Redis subscription)."""
 ONLY = [n for n in os.environ.get("MATCHA_BENCH_LIVE_SCENARIOS", "").split(",") if n]
 """Run only these scenarios (by name), e.g. ``one_match``."""
 
@@ -64,17 +66,39 @@ def _raise_fd_limit() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
 
 
+def _tree(pid: int) -> list[int]:
+    """The process and its descendants (uvicorn's workers)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        todo.extend(children.get(current, []))
+    return out
+
+
 def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds a process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds a process tree has used so far."""
+    total = 0.0
+    for p in _tree(pid):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def _rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+    total = 0
+    for p in _tree(pid):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+    return total
 
 
 # ---- the spectators' process -----------------------------------------------------
@@ -280,6 +304,7 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
     lat = out["latencies_ms"]
     return {
         "scenario": spec["name"],
+        "api_workers": WORKERS,
         "matches": spec["matches"],
         "spectators_per_match": spec["spectators"],
         "connections": out["connections"],
@@ -294,7 +319,8 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
         "rss_per_connection_kb": round((rss_after - rss_before) / max(connections, 1), 1),
         "play_seconds": round(played_s, 2),
         "load_avg_1m": round(os.getloadavg()[0], 2),
-        # CPU per delivered frame does not depend on what else the machine runs.
+        # CPU per delivered frame does not depend on what else the machine runs
+        # (the server's includes handling the moves themselves: HTTP, engine, store).
         "server_cpu_us_per_frame": round(
             (cpu_after[0] - cpu_before[0]) * 1e6 / max(len(lat), 1), 1),
         "clients_cpu_us_per_frame": round(
@@ -323,7 +349,8 @@ def _start_server(database_url: str, prefix: str) -> tuple[subprocess.Popen[byte
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "service.api.app:create_app", "--factory",
          "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-         "--no-access-log", "--ws-ping-interval", "0", "--backlog", "4096"],
+         "--no-access-log", "--ws-ping-interval", "0", "--backlog", "4096",
+         "--workers", str(WORKERS)],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         preexec_fn=_raise_fd_limit,
     )
