@@ -58,6 +58,8 @@ class Recorder:
         self.read_ms: list[float] = []
         self.refused: dict[int, int] = {}
         self.matches_finished = 0
+        self.server_cpu_s = 0.0
+        self.client_cpu_s = 0.0
 
     def measuring(self, at: float) -> bool:
         return self.started_at <= at < self.stop_at
@@ -96,7 +98,7 @@ async def _setup(client: httpx.AsyncClient, matches: int) -> list[tuple[str, str
         *(
             client.post(f"/api/ladders/{ladder}/members", headers={"Authorization": f"Bearer {t}"})
             for _, t in players
-        )  # fmt: skip
+        )
     )
     tables = []
     for i in range(matches):
@@ -139,10 +141,19 @@ async def _play(
             if r.status_code == 200:
                 views[seat] = _decode(r.content)["view"]
             other = 1 - seat
-            r = await _timed(
-                rec, rec.read_ms, client.get(f"/api/matches/{match_id}", headers=auth[other])
-            )
-            views[other] = _decode(r.content)
+            mine = views[seat]
+            if mine["result"] is not None:
+                views[other] = mine  # over: only "result" is read from here on
+            elif (
+                mine["to_move"] == other
+                or mine["seats"][other]["must_keep"]
+                or r.status_code != 200
+            ):
+                # The opponent has something to do: it reads its own fresh view.
+                r = await _timed(
+                    rec, rec.read_ms, client.get(f"/api/matches/{match_id}", headers=auth[other])
+                )
+                views[other] = _decode(r.content)
             moved = True
             if THINK_MS:
                 await asyncio.sleep(THINK_MS / 1000)
@@ -151,7 +162,30 @@ async def _play(
             raise RuntimeError(f"nobody can move in match {match_id}")
 
 
-async def _drive(base_url: str) -> Recorder:
+def _cpu_seconds(pid: int) -> float:
+    """CPU time of a process and its children (the uvicorn workers)."""
+    import psutil
+
+    root = psutil.Process(pid)
+    total = 0.0
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+async def _measure_cpu(rec: Recorder, server_pid: int) -> None:
+    await asyncio.sleep(max(0.0, rec.started_at - time.perf_counter()))
+    server0, client0 = _cpu_seconds(server_pid), time.process_time()
+    await asyncio.sleep(max(0.0, rec.stop_at - time.perf_counter()))
+    rec.server_cpu_s = _cpu_seconds(server_pid) - server0
+    rec.client_cpu_s = time.process_time() - client0
+
+
+async def _drive(base_url: str, server_pid: int) -> Recorder:
     limits = httpx.Limits(max_connections=MATCHES * 2, max_keepalive_connections=MATCHES * 2)
     async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60) as client:
         tables = await _setup(client, MATCHES)
@@ -174,7 +208,7 @@ async def _drive(base_url: str) -> Recorder:
         async def _setup_more(c: httpx.AsyncClient, n: int) -> list[tuple[str, str, str]]:
             return await _setup(c, n)
 
-        await asyncio.gather(*(lane(i) for i in range(len(tables))))
+        await asyncio.gather(_measure_cpu(rec, server_pid), *(lane(i) for i in range(len(tables))))
     return rec
 
 
@@ -228,7 +262,7 @@ def main() -> dict[str, object]:
             env=env,
         )  # fmt: skip
         _wait_until_up(base_url, proc)
-        rec = asyncio.run(_drive(base_url))
+        rec = asyncio.run(_drive(base_url, proc.pid))
     finally:
         if proc is not None:
             proc.terminate()
@@ -252,6 +286,8 @@ def main() -> dict[str, object]:
         "read_p99_ms": round(_percentile(rec.read_ms, 0.99), 2),
         "refused": {str(k): v for k, v in sorted(rec.refused.items())},
         "matches_finished": rec.matches_finished,
+        "server_cpu_ms_per_command": round(rec.server_cpu_s * 1000 / max(commands, 1), 2),
+        "client_cpu_ms_per_command": round(rec.client_cpu_s * 1000 / max(commands, 1), 2),
         "goal": {"commands_per_s": 1000, "command_p99_ms": 25},
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
     }
@@ -261,6 +297,8 @@ def main() -> dict[str, object]:
           f"{result['command_p50_ms']:>10}{result['command_p99_ms']:>10}")  # fmt: skip
     print(f"{'view reads':22}{result['reads_per_s']:>10}{'':>10}{result['read_p99_ms']:>10}")
     print(f"refused: {result['refused']}  matches finished: {rec.matches_finished}")
+    print(f"CPU per accepted command: server {result['server_cpu_ms_per_command']} ms,"
+          f" client {result['client_cpu_ms_per_command']} ms")  # fmt: skip
     print("goal: commands_per_s >= 1000 with command_p99_ms <= 25")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")

@@ -137,7 +137,9 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         raise RuntimeError("DATABASE_URL is not set (matcha run starts an embedded server)")
     if settings.database.migrate_on_start:
         await to_thread.run_sync(apply_migrations, url)
-    pool = await open_pool(url)
+    pool = await open_pool(
+        url, min_size=settings.database.pool_min, max_size=settings.database.pool_max
+    )
     redis = await _connect_redis(settings.redis.url)
     try:
         store = EventStore(pool)

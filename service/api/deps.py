@@ -18,7 +18,7 @@ from litestar.handlers.base import BaseRouteHandler
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
-from service.api.auth import Player, player_by_token
+from service.api.auth import TOKENS, Player, player_by_token
 from service.errors import Forbidden, Unauthorized
 from service.matches import MatchService
 from service.settings import Settings
@@ -67,11 +67,14 @@ async def authenticate(connection: ASGIConnection[Any, Any, Any, Any]) -> Player
     token = bearer_token(connection)
     player: Player | None = None
     if token is not None:
-        pool = connection.app.state.pool
-        async with pool.connection() as conn:
-            player = await player_by_token(conn, token)
+        player = TOKENS.get(token)
         if player is None:
-            raise Unauthorized("This bearer token is not valid.")
+            pool = connection.app.state.pool
+            async with pool.connection() as conn:
+                player = await player_by_token(conn, token)
+            if player is None:
+                raise Unauthorized("This bearer token is not valid.")
+            TOKENS.put(token, player)
     connection.state["player"] = player
     return player
 

@@ -88,6 +88,22 @@ async def ladder_by_id(conn: AsyncConnection, ladder_id: str) -> Ladder:
     return _ladder(row)
 
 
+_VIEWING: dict[str, tuple[bool, int]] = {}
+
+
+async def viewing_rules(conn: AsyncConnection, ladder_id: str) -> tuple[bool, int]:
+    """``(hide_hands_in_replay, spectator_delay_s)`` of a ladder, read once per
+    process: a ladder's settings never change after creation (no route edits them)."""
+    found = _VIEWING.get(ladder_id)
+    if found is None:
+        ladder = await ladder_by_id(conn, ladder_id)
+        found = (ladder.hide_hands_in_replay, ladder.spectator_delay_s)
+        if len(_VIEWING) > 10_000:
+            _VIEWING.clear()
+        _VIEWING[ladder_id] = found
+    return found
+
+
 async def is_member(conn: AsyncConnection, ladder_id: str, player_id: str) -> bool:
     cur = await conn.execute(
         "SELECT 1 FROM ladder_members WHERE ladder_id = %s AND player_id = %s",

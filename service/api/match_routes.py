@@ -22,7 +22,7 @@ from psycopg_pool import AsyncConnectionPool
 from schemas.events import MatchCreated
 from schemas.views import LogEntry, MatchView, Viewer
 from service.api.auth import Player
-from service.api.ladders import ladder_by_id
+from service.api.ladders import viewing_rules
 from service.engine import State, fold, is_terminal, redact, view
 from service.errors import ValidationFailed
 from service.matches import (
@@ -154,9 +154,7 @@ async def _load_for(
     delay = 0
     if created.ladder_id is not None:
         async with pool.connection() as conn:
-            ladder = await ladder_by_id(conn, created.ladder_id)
-        hide_hands = ladder.hide_hands_in_replay
-        delay = ladder.spectator_delay_s
+            hide_hands, delay = await viewing_rules(conn, created.ladder_id)
     seat = seat_of(created, caller.id) if caller else None
     viewer: Viewer
     if seat is not None:

@@ -131,8 +131,16 @@ async def standings(
     return [
         Standing(
             rank=offset + i,
-            player_id=r[0], name=r[1], rating=r[2], games=r[3], wins=r[4], draws=r[5],
-            losses=r[6], provisional=r[7], peak=r[8], reached_master=r[9],
+            player_id=r[0],
+            name=r[1],
+            rating=r[2],
+            games=r[3],
+            wins=r[4],
+            draws=r[5],
+            losses=r[6],
+            provisional=r[7],
+            peak=r[8],
+            reached_master=r[9],
             trend=[a - b for a, b in zip(r[10] or [], r[11] or [], strict=True)],
         )
         for i, r in enumerate(await cur.fetchall(), start=1)
@@ -216,9 +224,16 @@ async def player_ratings(
         provisional=current[2] if current else True,
         history=[
             HistoryEntry(
-                game=r[0], match_id=r[1], position=r[2], opponent_id=r[3], opponent_name=r[4],
+                game=r[0],
+                match_id=r[1],
+                position=r[2],
+                opponent_id=r[3],
+                opponent_name=r[4],
                 result="win" if r[5] == 1 else ("loss" if r[5] == 0 else "draw"),
-                score=r[5], before=r[6], after=r[7], change=r[8],
+                score=r[5],
+                before=r[6],
+                after=r[7],
+                change=r[8],
             )
             for r in rows
         ],
@@ -239,11 +254,35 @@ async def standings_csv(ladder_id: str, pool: AsyncConnectionPool) -> Response[s
         rows = await standings(conn, ladder_id)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["rank", "player_id", "name", "rating", "games", "wins", "draws", "losses",
-                     "provisional", "peak"])
+    writer.writerow(
+        [
+            "rank",
+            "player_id",
+            "name",
+            "rating",
+            "games",
+            "wins",
+            "draws",
+            "losses",
+            "provisional",
+            "peak",
+        ]
+    )
     for s in rows:
-        writer.writerow([s.rank, s.player_id, s.name or "", f"{s.rating:.1f}", s.games, s.wins,
-                         s.draws, s.losses, "yes" if s.provisional else "no", f"{s.peak:.1f}"])
+        writer.writerow(
+            [
+                s.rank,
+                s.player_id,
+                s.name or "",
+                f"{s.rating:.1f}",
+                s.games,
+                s.wins,
+                s.draws,
+                s.losses,
+                "yes" if s.provisional else "no",
+                f"{s.peak:.1f}",
+            ]
+        )
     return Response(
         out.getvalue(),
         media_type="text/csv; charset=utf-8",
