@@ -14,7 +14,7 @@ from web_pages import CARD_CODE, sign_in_as, state, take_turn, version, wait_ver
 from web_server import Api
 from web_truth import full_events, hidden_at, public_cards
 
-from schemas.events import MatchEnded
+from schemas.events import MatchEnded, RoundRevealed
 from workers.ratings import update_ladder
 
 pytestmark = pytest.mark.browser
@@ -120,11 +120,31 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
 
     # The spectator saw each reveal, live, explained in words.
     events = full_events(admin_database_url, match_id)
-    revealed = {f"{e.hand}:{e.round}" for e in events if e.__class__.__name__ == "RoundRevealed"}
-    listed = {li.get_attribute("data-key") for li in watcher.query_selector_all("#reveals li")}
-    assert revealed and listed == revealed
-    for li in watcher.query_selector_all("#reveals li"):
-        assert re.search(r"(took|takes|take|nobody|Nobody|stood alone)", li.inner_text())
+    revealed = {f"{e.hand}:{e.round}": e for e in events if isinstance(e, RoundRevealed)}
+    told = {
+        li.get_attribute("data-key"): li.inner_text()
+        for li in watcher.query_selector_all("#reveals li")
+    }
+    assert revealed and told.keys() == revealed.keys()
+    names = ("alice", "bob")
+    for key, text in told.items():
+        for outcome in revealed[key].outcomes:
+            # Cards turned face up are named, with whose they were and whether they matched...
+            said = text.lower()
+            if outcome.shown and all(outcome.matched):
+                assert "both matched" in said
+            if outcome.shown:
+                for seat, card in enumerate(outcome.cards):
+                    verdict = (
+                        ""
+                        if all(outcome.matched)
+                        else (" matched" if outcome.matched[seat] else " did not")
+                    )
+                    assert f"{names[seat]}'s {card}{verdict}".lower() in said, (text, outcome)
+            # ...and every token given is told, to whom.
+            for award in outcome.given:
+                kind = "a chasen" if award.kind == "chasen" else award.kind
+                assert f"{names[award.seat]} takes {kind}" in text, (text, award)
 
     # Nothing hidden reached the spectator: not in a frame, not in the page, while the match ran.
     end_version = next(i + 1 for i, e in enumerate(events) if isinstance(e, MatchEnded))

@@ -49,7 +49,8 @@ export function explainOutcome(outcome, view, names) {
   let text = `${cap(side(order[0]))}; ${side(order[1])}`;
   if (outcome.matched[0] && outcome.matched[1] && outcome.winner !== null) {
     const on = outcome.target === "number" ? "suit" : "rank";
-    text = `Both matched ${by}; ${who[outcome.winner].possessive} ${outcome.cards[outcome.winner]} wins on ${on}`;
+    const [w, l] = [outcome.winner, 1 - outcome.winner];
+    text = `Both matched ${by}; ${who[w].possessive} ${outcome.cards[w]} beats ${who[l].possessive} ${outcome.cards[l]} on ${on}`;
   }
   const won = awards(outcome, who);
   return `${text}: ${won || "nobody takes anything"}.`;
