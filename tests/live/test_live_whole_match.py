@@ -90,3 +90,23 @@ async def test_a_player_sees_the_opponent_leave(server: str, driver: Driver) -> 
     await seat1.close()
     await asyncio.wait_for(presence(seat0, [True, False]), 5)
     await seat0.close()
+
+
+async def test_a_ladder_that_hides_hands_in_replays_hides_them_live_after_the_end_too(
+    server: str, driver: Driver, store: EventStore
+) -> None:
+    match_id, a, b = await driver.new_match(hide_hands_in_replay=True)
+    await driver.play_out(match_id, (a, b), random.Random(13))
+    stored = await store.load(match_id)
+    replay = await Watcher(f"ws://{server}/api/matches/{match_id}/ws",
+                           hello={"kind": "hello"}).start()
+    await replay.until_version(stored[-1].version)
+    assert [f.frame["entry"] for f in replay.events] == [
+        expected_entry(s, "spectator", True, hide=True) for s in stored
+    ]
+    dealt = [f.frame["entry"]["event"] for f in replay.events
+             if f.frame["entry"]["event"]["type"] == "hand_dealt"]
+    assert dealt and all(e["hands"] == [None, None] for e in dealt)
+    r = await driver.http.get(f"/api/matches/{match_id}/events?limit=1000")
+    assert [f.frame["entry"] for f in replay.events] == r.json()
+    await replay.close()
