@@ -64,17 +64,18 @@ export function explainEnd(view, names) {
   const r = view.result;
   if (!r) return "";
   if (r.annulled) return "The match was annulled: it has no result.";
-  const reason = {
+  if (r.winner === null) return "The match ended in a draw.";
+  const who = voices(view, names);
+  const [w, l] = [who[r.winner], who[1 - r.winner]];
+  const how = {
     qualified: "by collecting a winning set of tokens",
     comparison: "on the token comparison",
     hand_limit: "when the hand limit was reached",
-    resigned: "because the opponent resigned",
-    timeout: "because the opponent ran out of time",
+    resigned: `: ${l.subject} resigned`,
+    timeout: `: ${l.subject} ran out of time`,
   }[r.reason] || "";
-  if (r.winner === null) return "The match ended in a draw.";
-  const me = typeof view.viewer === "number" ? view.viewer : null;
-  if (me !== null) return r.winner === me ? `You won ${reason}.` : `You lost: they won ${reason}.`;
-  return `${names(view.seats[r.winner].player)} won ${reason}.`;
+  const said = `${cap(w.subject)} ${w.verb === "take" ? "win" : "wins"}${how.startsWith(":") ? "" : " "}${how}.`;
+  return l.subject === "you" ? `You lose. ${said}` : said;
 }
 
 const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
