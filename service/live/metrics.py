@@ -3,7 +3,7 @@
 from prometheus_client import Counter
 
 # The open-streams gauge belongs to ops (it sums it across processes).
-from service.ops.metrics import live_connections as connections  # noqa: F401
+from service.ops.metrics import live_connections as connections
 
 publish_failures = Counter(
     "matcha_live_publish_failures_total",
@@ -20,3 +20,12 @@ refills = Counter(
 subscription_drops = Counter(
     "matcha_live_subscription_drops_total", "Times the process's Redis subscription was lost."
 )
+
+__all__ = [
+    "connections",
+    "lagging",
+    "publish_failures",
+    "published",
+    "refills",
+    "subscription_drops",
+]

@@ -12,13 +12,14 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from litestar import Litestar, Request, WebSocket, get, websocket
 from litestar.datastructures import State
 from litestar.exceptions import WebSocketDisconnect
 from litestar.response import ServerSentEvent, ServerSentEventMessage
+from litestar.types import WebSocketSendEvent
 
 from service.errors import MatchaError, NotFound, Unauthorized, ValidationFailed
 from service.live import metrics
@@ -55,7 +56,7 @@ class LiveRuntime:
 
 
 async def start_live(app: Litestar) -> None:
-    """ON_STARTUP hook: the hub (one Redis subscription), the publisher, the frame cache."""
+    """At start (``LivePlugin``): the hub (one Redis subscription), the publisher, the frames."""
     settings = app.state.settings
     store = app.state.store
     live_settings = LiveSettings()
@@ -151,9 +152,8 @@ async def _send_frames(
     loop = asyncio.get_running_loop()
     async for frame in frames:
         sending.since = loop.time()
-        await send(
-            {"type": "websocket.send", "text": frame.data if isinstance(frame, Frame) else frame}
-        )
+        text = frame.data if isinstance(frame, Frame) else frame
+        await send(cast("WebSocketSendEvent", {"type": "websocket.send", "text": text}))
         sending.since = None
 
 

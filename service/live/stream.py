@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -85,7 +85,7 @@ class ViewerStream:
         self._ended_at: int | None = None
         self._replay = False
 
-    async def frames(self) -> AsyncIterator[Frame]:
+    async def frames(self) -> AsyncGenerator[Frame, None]:
         sub = self.hub.subscribe(self.match_id)  # 1. subscribe first
         try:
             catch_up = await self.hub.load_after(self.match_id, self.accepted)  # 2. the store
@@ -169,7 +169,7 @@ class ViewerStream:
         return out
 
 
-async def lobby_frames(hub: Hub) -> AsyncIterator[str]:
+async def lobby_frames(hub: Hub) -> AsyncGenerator[str, None]:
     """Lobby summaries as they are published (public facts only, no redaction needed)."""
     sub = hub.subscribe_lobby()
     try:
