@@ -66,6 +66,8 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     for page in (*players, watcher):
         wait_version(page, start)
     watcher.wait_for_selector("#live-state:text('live')")
+    # The spectator count (presence frames): the watcher is the one spectator.
+    watcher.wait_for_selector("#spectators[data-count='1']:text('1 watching')", timeout=10_000)
 
     rng = random.Random(7)
     snapshots: list[tuple[int, str]] = []
