@@ -38,7 +38,7 @@ async def test_play_through_one_process_and_watch_through_another(
             for _ in range(10):
                 version = await driver.step(match_id, (a, b), rng)
                 # Each move reaches the other process well before any store check.
-                await fans[0].until_version(version, timeout=5)
+                await fans[0].until_version(version, timeout=10)
             await driver.play_out(match_id, (a, b), rng)
             stored = await store.load(match_id)
             for viewer, watcher in [(0, seat0), (1, seat1), *[("spectator", f) for f in fans]]:
