@@ -12,7 +12,7 @@ export function h(tag, attrs = {}, ...children) {
     else el.setAttribute(key, value === true ? "" : String(value));
   }
   for (const child of children.flat(Infinity)) {
-    if (child === null || child === undefined || child === false) continue;
+    if (child == null || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return el;
@@ -22,6 +22,14 @@ export const icon = (name, label) =>
   h("svg:svg", { class: "ico", "aria-hidden": label ? null : "true", role: label ? "img" : null,
     "aria-label": label || null },
     h("svg:use", { href: `#i-${name}` }));
+
+/** Tell a screen reader (a live region that outlives every redraw); news within a moment adds up. */
+let saidAt = 0;
+export function announce(text) {
+  const el = document.getElementById("announce");
+  el.textContent = Date.now() - saidAt < 1500 ? `${el.textContent} ${text}` : text;
+  saidAt = Date.now();
+}
 
 let toastTimer = 0;
 /** Show a message the screen reader announces (role=alert); errors stay longer. */
@@ -41,4 +49,4 @@ export const $ = (sel, root = document) => root.querySelector(sel);
 export const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
 
 /** Replace an element's children, leaving out null/false (replaceChildren would print "null"). */
-export const fill = (el, ...kids) => el.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false));
+export const fill = (el, ...kids) => el.replaceChildren(...kids.flat(Infinity).filter((k) => k != null && k !== false));

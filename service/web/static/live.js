@@ -2,18 +2,12 @@
 // fails too, polling. Frames are deduplicated by version, and a reconnect
 // resumes from the last version seen, so nothing is missed or doubled.
 
-/**
- * follow(matchId, {since, token, onEvent(frame), onPresence(frame), onPoll(), onState(text)})
- * Returns a function that stops following.
- */
+/** opts: {since, token, onEvent(frame), onPresence(frame), onPoll(), onState(text)}; returns stop(). */
 export function follow(matchId, opts) {
   let last = opts.since || 0;
   let stopped = false;
-  let ws = null;
-  let es = null;
-  let timer = 0;
-  let failures = 0;
-  let retries = 0;
+  let ws = null, es = null;
+  let timer = 0, failures = 0, retries = 0;
   const base = `/api/matches/${encodeURIComponent(matchId)}`;
   const state = (t) => opts.onState && opts.onState(t);
 

@@ -1,7 +1,7 @@
 // The play and watch pages: one table, kept live. "play" sends the token and
 // lets the seat act; "watch" never sends it, so it shows public information only.
 import { api, ApiError, auth } from "./api.js";
-import { $, fill, h, plural, toast } from "./dom.js";
+import { $, announce, fill, h, plural, toast } from "./dom.js";
 import { back, card } from "./cards.js";
 import { explainEnd, explainReveal } from "./explain.js";
 import { follow } from "./live.js";
@@ -53,6 +53,7 @@ export async function matchPage(root, matchId, mode) {
   let resignArmed = false;
   let revealSince = 0;
   let logOpen = false;
+  let lastStatus = "";
   let message = "";          // the last refusal, in the service's own words
   let liveState = "connecting…";
   const reveals = [];
@@ -67,6 +68,7 @@ export async function matchPage(root, matchId, mode) {
     reveal = r;
     revealSince = performance.now();
     reveals.push({ key, text: `Hand ${r.hand}, round ${r.round}: ${explainReveal(r, view, nameOf).join(" ")}` });
+    announce(reveals.at(-1).text);
   }
 
   function setView(v) {
@@ -77,6 +79,8 @@ export async function matchPage(root, matchId, mode) {
     if (!v.must_keep) ui.keep.clear();
     if (ui.selected && !legalPlays(v)[ui.selected]) ui.selected = null;
     noteReveal(v.last_reveal);
+    const said = status(v);
+    if (said !== lastStatus) { lastStatus = said; announce(said); }
     draw();
   }
 
@@ -132,8 +136,7 @@ export async function matchPage(root, matchId, mode) {
         h("button", { class: "btn primary", id: "keep", type: "button", disabled: busy,
           onclick: () => send("keep", { cards: hand.filter((c) => ui.keep.has(c)) }) },
         `Keep ${plural(ui.keep.size, "card")}`),
-        h("button", { class: "btn", type: "button", onclick: () => { hand.forEach((c) => ui.keep.add(c)); draw(); } }, "Select all"),
-        h("button", { class: "btn", type: "button", onclick: () => { ui.keep.clear(); draw(); } }, "Select none"));
+        h("button", { class: "btn", type: "button", onclick: () => { hand.forEach((c) => ui.keep.add(c)); draw(); } }, "Select all"));
     }
     const mine = view.to_move === view.viewer && view.phase === "playing";
     return h("div", { class: "actions" },
@@ -171,9 +174,9 @@ export async function matchPage(root, matchId, mode) {
           ui.presence ? `${ui.presence.spectators} watching` : "") : null,
         view.phase === "ended" ? h("a", { class: "btn", href: `/replay/${matchId}` }, "Replay") : null),
       notSeat,
-      h("p", { class: "status", id: "status", "aria-live": "polite" }, status(view)),
+      h("p", { class: "status", id: "status" }, status(view)),
       ended,
-      h("p", { id: "message", class: "message", role: "alert" }, message),
+      h("p", { id: "message", class: "message" }, message),
       actions(),
       renderTable(view, ui),
       reveal && reveal.hand === view.hand ? revealPanel(reveal, view, revealSince) : null,
@@ -188,7 +191,6 @@ export async function matchPage(root, matchId, mode) {
     }
   }
 
-  fill(root, h("p", { class: "muted" }, "Loading the match…"));
   try {
     view = await get();
   } catch (e) {
