@@ -105,6 +105,9 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
         wait_version(page, final)
         page.wait_for_selector("#result")
     players[0].screenshot(path=str(screenshots / "play-ended.png"), full_page=True)
+    # A screen reader heard the end through the one live region that outlives redraws.
+    for page in (*players, watcher):
+        page.wait_for_selector("#announce:has-text('The match is over.')")
 
     # The pages agree with the API on the winner.
     truth = api.call("GET", f"/api/matches/{match_id}", alice["token"])
