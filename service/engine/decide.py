@@ -3,8 +3,10 @@
 A seat command's events include all its consequences (automatic passes, the
 reveal, the win check, the hand end, the next deal, the match end), so the
 log alone tells the whole story. Each emitted event is applied at once to a
-scratch copy of the state (``Table``) with the very ``apply`` that folding
-uses, so consequences are computed from the state the log will produce.
+scratch copy of the state (``Table``) with the very handler that folding uses
+(``evolve.card_played`` for a ``CardPlayed``, ...), called directly since the
+type is known here, so consequences are computed from the state the log
+will produce.
 """
 
 from collections.abc import Callable
@@ -23,7 +25,16 @@ from schemas.events import (
     Passed,
 )
 from service.engine.dealing import SCHEME, commitment, deal, valid_seed
-from service.engine.evolve import APPLY
+from service.engine.evolve import (
+    card_played,
+    cards_kept,
+    hand_dealt,
+    hand_ended,
+    match_created,
+    match_ended,
+    passed,
+    round_revealed,
+)
 from service.engine.reveal import reveal
 from service.engine.state import State, Table, freeze, thaw
 from service.engine.turns import can_play, must_keep, other
@@ -52,6 +63,7 @@ def run(t: Table, command: Command) -> list[Event]:
     events: list[Event] = []
     _COMMANDS[type(command)](t, command, events)
     _settle(t, events)
+    t.version += len(events)  # one per event, as ``evolve.apply`` counts them
     return events
 
 
@@ -62,13 +74,6 @@ def time_out(state: State, seat: Seat) -> list[Event]:
     events: list[Event] = []
     _end(t, events, other(seat), "timeout")
     return events
-
-
-def _emit(t: Table, events: list[Event], event: Event) -> None:
-    """Apply ``event`` to the table (``evolve.apply``, inlined: this is the hot path)."""
-    t.version += 1
-    APPLY[type(event)](t, event)
-    events.append(event)
 
 
 # -- checks: the order is the order a player would want to be told ----------
@@ -136,9 +141,11 @@ def _start(t: Table, command: StartMatch, events: list[Event]) -> None:
         ladder_id=command.ladder_id,
         dealing_scheme=SCHEME,
     )
-    _emit(t, events, created)
-    hand_size = command.ruleset.hand_size
-    _emit(t, events, deal(command.seed, 1, command.first_dealer, ((), ()), hand_size))
+    events.append(created)
+    match_created(t, created)
+    dealt = deal(command.seed, 1, command.first_dealer, ((), ()), command.ruleset.hand_size)
+    events.append(dealt)
+    hand_dealt(t, dealt)
 
 
 def _play(t: Table, command: PlayCard, events: list[Event]) -> None:
@@ -152,13 +159,16 @@ def _play(t: Table, command: PlayCard, events: list[Event]) -> None:
         raise RuleError(
             "target_taken", f"You already have a card beside the {command.target} target."
         )
-    round_no = _ROUND[t.round]
-    _emit(t, events, CardPlayed(seat=seat, hand=t.hand, round=round_no, card=card, target=target))
+    played = CardPlayed(seat=seat, hand=t.hand, round=_ROUND[t.round], card=card, target=target)
+    events.append(played)
+    card_played(t, played)
 
 
 def _pass(t: Table, command: Pass, events: list[Event]) -> None:
     _check_turn(t, command.seat)
-    _emit(t, events, Passed(seat=command.seat, hand=t.hand, round=_ROUND[t.round]))
+    turn_passed = Passed(seat=command.seat, hand=t.hand, round=_ROUND[t.round])
+    events.append(turn_passed)
+    passed(t, turn_passed)
 
 
 def _keep(t: Table, command: KeepCards, events: list[Event]) -> None:
@@ -166,7 +176,9 @@ def _keep(t: Table, command: KeepCards, events: list[Event]) -> None:
     # Kept cards keep their order in hand: the order the next deal puts them first in.
     chosen = set(command.cards)
     kept = tuple([c for c in t.hands[command.seat] if c in chosen])
-    _emit(t, events, CardsKept(seat=command.seat, hand=t.hand, cards=kept))
+    chose = CardsKept(seat=command.seat, hand=t.hand, cards=kept)
+    events.append(chose)
+    cards_kept(t, chose)
 
 
 def _resign(t: Table, command: Resign, events: list[Event]) -> None:
@@ -188,8 +200,9 @@ _COMMANDS: dict[type, Callable[[Table, Any, list[Event]], None]] = {
 
 def _settle(t: Table, events: list[Event]) -> None:
     """Emit every consequence until a seat has to act (or the match is over)."""
-    while not t.ended and not t.annulled:
-        if t.phase == "playing":
+    while True:  # an ended or annulled match is in phase "ended"
+        phase = t.phase
+        if phase == "playing":
             seat = t.to_move
             if seat is None:  # both passed
                 _reveal(t, events)
@@ -197,8 +210,10 @@ def _settle(t: Table, events: list[Event]) -> None:
             if can_play(t, seat):
                 return
             # RULES §4 decision: no card, or both targets of the round taken -> pass.
-            _emit(t, events, Passed(seat=seat, hand=t.hand, round=_ROUND[t.round], automatic=True))
-        elif t.phase == "keeping":
+            turn_passed = Passed(seat=seat, hand=t.hand, round=_ROUND[t.round], automatic=True)
+            events.append(turn_passed)
+            passed(t, turn_passed)
+        elif phase == "keeping":
             if must_keep(t, 0) or must_keep(t, 1):
                 return
             _deal_next(t, events)
@@ -212,7 +227,9 @@ def _reveal(t: Table, events: list[Event]) -> None:
     p = t.placed
     placed = (p[i], p[i + 1], p[i + 2], p[i + 3])
     tea = t.tea[round_no - 1]
-    _emit(t, events, reveal(t.hand, round_no, tea, placed, t.tokens, t.ruleset))
+    revealed = reveal(t.hand, round_no, tea, placed, t.tokens, t.ruleset)
+    events.append(revealed)
+    round_revealed(t, revealed)
     winner, by_comparison = check_win(t.tokens, t.ruleset)
     if winner is not None:
         _end(t, events, winner, "comparison" if by_comparison else "qualified")
@@ -220,7 +237,9 @@ def _reveal(t: Table, events: list[Event]) -> None:
         if last_hand(t.hand, t.ruleset):
             _end(t, events, compare(t.tokens[0], t.tokens[1]), "hand_limit")
         else:
-            _emit(t, events, HandEnded(hand=t.hand))
+            ended = HandEnded(hand=t.hand)
+            events.append(ended)
+            hand_ended(t, ended)
 
 
 def _deal_next(t: Table, events: list[Event]) -> None:
@@ -230,10 +249,14 @@ def _deal_next(t: Table, events: list[Event]) -> None:
         raise RuleError("no_seed", "The seed given does not match this match's commitment.")
     kept: tuple[tuple[Card, ...], tuple[Card, ...]] = (t.kept[0] or (), t.kept[1] or ())
     dealer = other(t.dealer if t.dealer is not None else 1)
-    _emit(t, events, deal(t.seed, t.hand + 1, dealer, kept, t.ruleset.hand_size))
+    dealt = deal(t.seed, t.hand + 1, dealer, kept, t.ruleset.hand_size)
+    events.append(dealt)
+    hand_dealt(t, dealt)
 
 
 def _end(t: Table, events: list[Event], winner: Seat | None, reason: EndReason) -> None:
     if t.seed is None:
         raise RuleError("no_seed", "The match cannot end without revealing its seed.")
-    _emit(t, events, MatchEnded(winner=winner, reason=reason, seed=t.seed))
+    over = MatchEnded(winner=winner, reason=reason, seed=t.seed)
+    events.append(over)
+    match_ended(t, over)

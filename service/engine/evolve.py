@@ -27,13 +27,13 @@ from schemas.events import (
     RoundRevealed,
 )
 from schemas.views import Tokens
-from service.engine.state import EMPTY_PLACED, State, Table, freeze, thaw
+from service.engine.state import State, Table, freeze, thaw
 
 KIND_INDEX: dict[TokenKind, int] = {kind: i for i, kind in enumerate(TOKEN_KINDS)}
 """Position of each kind among the fields of ``Tokens``."""
 
 
-def _card_played(t: Table, e: CardPlayed) -> None:
+def card_played(t: Table, e: CardPlayed) -> None:
     # The card leaves the hand for its slot (state.slot: round, seat, target).
     seat = e.seat
     card = e.card
@@ -42,24 +42,19 @@ def _card_played(t: Table, e: CardPlayed) -> None:
     k = hand.index(card)
     rest = hand[:k] + hand[k + 1 :]
     t.hands = (rest, hands[1]) if seat == 0 else (hands[0], rest)
-    i = (t.round - 1) * 4 + seat * 2 + (0 if e.target == "number" else 1)
-    placed = t.placed
-    t.placed = (*placed[:i], card, *placed[i + 1 :])
+    t.placed[(t.round - 1) * 4 + seat * 2 + (0 if e.target == "number" else 1)] = card
     # The other seat moves next unless it has passed; then the mover goes on.
     t.to_move = seat if t.passed[1 - seat] else (1 if seat == 0 else 0)
 
 
-def _passed(t: Table, e: Passed) -> None:
+def passed(t: Table, e: Passed) -> None:
     # The other seat moves on alone; when both have passed nobody moves (reveal).
-    if e.seat == 0:
-        t.passed = (True, t.passed[1])
-        t.to_move = None if t.passed[1] else 1
-    else:
-        t.passed = (t.passed[0], True)
-        t.to_move = None if t.passed[0] else 0
+    seat = e.seat
+    t.passed[seat] = True
+    t.to_move = None if t.passed[1 - seat] else (1 if seat == 0 else 0)
 
 
-def _round_revealed(t: Table, e: RoundRevealed) -> None:
+def round_revealed(t: Table, e: RoundRevealed) -> None:
     given = e.outcomes[0].given + e.outcomes[1].given
     if given:
         counts = (list(astuple(t.tokens[0])), list(astuple(t.tokens[1])))
@@ -70,11 +65,11 @@ def _round_revealed(t: Table, e: RoundRevealed) -> None:
     if e.round < 3:
         # The next round starts: nobody has passed, the dealer moves first.
         t.round = e.round + 1
-        t.passed = (False, False)
+        t.passed = [False, False]
         t.to_move = t.dealer
 
 
-def _hand_dealt(t: Table, e: HandDealt) -> None:
+def hand_dealt(t: Table, e: HandDealt) -> None:
     t.phase = "playing"
     t.hand = e.hand
     t.round = 1
@@ -83,12 +78,12 @@ def _hand_dealt(t: Table, e: HandDealt) -> None:
     t.tea = e.tea
     t.hands = e.hands
     t.set_aside = e.set_aside
-    t.placed = EMPTY_PLACED
-    t.passed = (False, False)
+    t.placed = [None] * 12
+    t.passed = [False, False]
     t.last_reveal = None
 
 
-def _hand_ended(t: Table, e: HandEnded) -> None:
+def hand_ended(t: Table, e: HandEnded) -> None:
     # Played cards are collected (they stay in ``placed`` until the deal);
     # each seat still holding cards now chooses which to keep.
     t.phase = "keeping"
@@ -96,11 +91,11 @@ def _hand_ended(t: Table, e: HandEnded) -> None:
     t.kept = (None, None)
 
 
-def _cards_kept(t: Table, e: CardsKept) -> None:
+def cards_kept(t: Table, e: CardsKept) -> None:
     t.kept = (e.cards, t.kept[1]) if e.seat == 0 else (t.kept[0], e.cards)
 
 
-def _match_created(t: Table, e: MatchCreated) -> None:
+def match_created(t: Table, e: MatchCreated) -> None:
     t.match_id = e.match_id
     t.players = e.players
     t.ladder_id = e.ladder_id
@@ -109,7 +104,7 @@ def _match_created(t: Table, e: MatchCreated) -> None:
     t.seed_commitment = e.seed_commitment
 
 
-def _match_ended(t: Table, e: MatchEnded) -> None:
+def match_ended(t: Table, e: MatchEnded) -> None:
     t.phase = "ended"
     t.ended = True
     t.to_move = None
@@ -118,7 +113,7 @@ def _match_ended(t: Table, e: MatchEnded) -> None:
     t.seed = e.seed
 
 
-def _match_annulled(t: Table, e: MatchAnnulled) -> None:
+def match_annulled(t: Table, e: MatchAnnulled) -> None:
     # After the fact, or during play: either way the match stands with no result.
     t.annulled = True
     t.phase = "ended"
@@ -127,26 +122,26 @@ def _match_annulled(t: Table, e: MatchAnnulled) -> None:
     t.end_reason = None
 
 
-def _dispute_filed(t: Table, e: DisputeFiled) -> None:
+def dispute_filed(t: Table, e: DisputeFiled) -> None:
     t.disputes = (*t.disputes, (e.dispute_id, None))
 
 
-def _dispute_decided(t: Table, e: DisputeDecided) -> None:
+def dispute_decided(t: Table, e: DisputeDecided) -> None:
     t.disputes = tuple((d, e.upheld if d == e.dispute_id else up) for d, up in t.disputes)
 
 
 APPLY: dict[type, Callable[[Table, Any], None]] = {
-    CardPlayed: _card_played,
-    Passed: _passed,
-    RoundRevealed: _round_revealed,
-    HandDealt: _hand_dealt,
-    HandEnded: _hand_ended,
-    CardsKept: _cards_kept,
-    MatchCreated: _match_created,
-    MatchEnded: _match_ended,
-    MatchAnnulled: _match_annulled,
-    DisputeFiled: _dispute_filed,
-    DisputeDecided: _dispute_decided,
+    CardPlayed: card_played,
+    Passed: passed,
+    RoundRevealed: round_revealed,
+    HandDealt: hand_dealt,
+    HandEnded: hand_ended,
+    CardsKept: cards_kept,
+    MatchCreated: match_created,
+    MatchEnded: match_ended,
+    MatchAnnulled: match_annulled,
+    DisputeFiled: dispute_filed,
+    DisputeDecided: dispute_decided,
 }
 
 

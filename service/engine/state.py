@@ -5,6 +5,8 @@
 copies the state once instead of once per event (see ``thaw``/``freeze``).
 """
 
+from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Final, Literal, TypeAlias
 
 import msgspec
@@ -89,8 +91,15 @@ class State(msgspec.Struct, frozen=True):
     disputes: tuple[tuple[str, bool | None], ...] = ()
 
 
-class Table(msgspec.Struct):
-    """Mutable twin of ``State`` (same fields, same order): the engine's scratch pad."""
+@dataclass(slots=True)
+class Table:
+    """Mutable twin of ``State`` (same fields, same order): the engine's scratch pad.
+
+    A plain slotted class, not a msgspec Struct: the engine sets a few fields
+    per event, and setting a slot is about three times cheaper than setting a
+    Struct field. ``placed`` and ``passed`` are lists here (one slot changes
+    per card played or pass), tuples in ``State``.
+    """
 
     match_id: str = ""
     players: tuple[str, str] = ("", "")
@@ -111,8 +120,8 @@ class Table(msgspec.Struct):
     seed_commitment: str | None = None
     hands: tuple[tuple[Card, ...], tuple[Card, ...]] = ((), ())
     tea: tuple[TeaPair, ...] = ()
-    placed: tuple[Card | None, ...] = EMPTY_PLACED
-    passed: tuple[bool, bool] = (False, False)
+    placed: list[Card | None] = field(default_factory=lambda: [None] * 12)
+    passed: list[bool] = field(default_factory=lambda: [False, False])
     kept: tuple[tuple[Card, ...] | None, tuple[Card, ...] | None] = (None, None)
     set_aside: tuple[Card, ...] = ()
     last_reveal: RoundRevealed | None = None
@@ -120,20 +129,29 @@ class Table(msgspec.Struct):
     disputes: tuple[tuple[str, bool | None], ...] = ()
 
 
-assert State.__struct_fields__ == Table.__struct_fields__, "State and Table must stay twins"
+assert State.__struct_fields__ == Table.__slots__, "State and Table must stay twins"
 
 Board: TypeAlias = State | Table
 """Either form, for read-only helpers (legal moves, bots) that serve both."""
 
 _astuple = msgspec.structs.astuple
+_table_values = attrgetter(*State.__struct_fields__)
+_PLACED = State.__struct_fields__.index("placed")
+_PASSED = State.__struct_fields__.index("passed")
 
 
 def thaw(state: State) -> Table:
-    return Table(*_astuple(state))
+    t = Table(*_astuple(state))
+    t.placed = list(state.placed)
+    t.passed = list(state.passed)
+    return t
 
 
 def freeze(table: Table) -> State:
-    return State(*_astuple(table))
+    values = list(_table_values(table))
+    values[_PLACED] = tuple(table.placed)
+    values[_PASSED] = tuple(table.passed)
+    return State(*values)
 
 
 def initial_state(seed: str | None = None) -> State:
