@@ -213,3 +213,33 @@ def test_a_ladder_that_hides_hands_keeps_them_out_of_its_replays(
     shown = set(re.findall(r'data-card="([A-Z]\d)"', page.inner_html("main")))
     assert not shown & hidden, shown & hidden
     page.context.close()
+
+
+def test_two_players_find_each_other_through_the_lobby_queue(
+    browser: Any, api: Api, app_url: str
+) -> None:
+    ladder = api.ladder("Queue", "duel")
+    pages = []
+    for name in ("dana", "eli"):
+        player = api.register(name)
+        api.call("POST", f"/api/ladders/{ladder}/members", player["token"])
+        ctx = browser.new_context()
+        sign_in_as(ctx, player["token"], player["id"], name)
+        page = ctx.new_page()
+        page.goto(app_url + "/")
+        page.wait_for_selector(f'[data-ladder="{ladder}"] [data-action="queue"]')
+        pages.append(page)
+
+    # The first waits; the second is paired at once and sent to the table; the
+    # first hears of the match on the lobby stream and is sent there too.
+    pages[0].click(f'[data-ladder="{ladder}"] [data-action="queue"]')
+    pages[0].wait_for_selector(f'[data-ladder="{ladder}"] [data-action="queue"]:disabled')
+    pages[1].click(f'[data-ladder="{ladder}"] [data-action="queue"]')
+    for page in pages:
+        page.wait_for_url("**/play/*", timeout=10_000)
+        page.wait_for_selector(".table")
+    assert pages[0].url == pages[1].url
+    seats = {page.get_attribute(".seat.near", "data-seat") for page in pages}
+    assert seats == {"0", "1"}
+    for page in pages:
+        page.context.close()
