@@ -124,12 +124,16 @@ def fetch_job(job_id: str, *, redis: Redis | None = None, prefix: str | None = N
 def jobs_for(
     match_id: str, ladder_id: str | None, types: Sequence[str]
 ) -> list[tuple[str, str]]:
-    """Which jobs a batch of new events calls for: ``(kind, id)`` pairs."""
+    """Which jobs a batch of new events calls for: ``(kind, id)`` pairs.
+
+    An annulment changes the ladder's ratings and the archive's result, so it
+    calls for both, like an end.
+    """
     jobs: list[tuple[str, str]] = []
-    ended = "match_ended" in types
-    if ladder_id is not None and (ended or "match_annulled" in types):
+    finished = "match_ended" in types or "match_annulled" in types
+    if ladder_id is not None and finished:
         jobs.append((RATINGS, ladder_id))
-    if ended:
+    if finished:
         jobs.append((REPLAYS, match_id))
     return jobs
 
