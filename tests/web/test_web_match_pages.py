@@ -62,6 +62,7 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     for page in players:
         page.goto(f"{app_url}/play/{match_id}")
     watcher.goto(f"{app_url}/watch/{match_id}")
+    players[0].wait_for_selector(".table")
     start = version(players[0])
     for page in (*players, watcher):
         wait_version(page, start)
@@ -195,9 +196,17 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     assert not watcher.query_selector_all(".seat .hand [data-card]")
     watcher.check("#show-hands")
 
-    # Step back, jump to a reveal, and open a shared link to one frame.
-    watcher.click("#back")
-    watcher.wait_for_selector(f"#frame-no:text('frame {total - 1} of {total}')")
+    # Step back, play the last frames at 4x until it stops by itself at the end.
+    for n in (total - 1, total - 2):
+        watcher.click("#back")
+        watcher.wait_for_selector(f"#frame-no:text('frame {n} of {total}')")
+    watcher.select_option("#speed", "4")
+    watcher.click("#play")
+    watcher.wait_for_selector("#play:text('Pause')")
+    watcher.wait_for_selector(f"#frame-no:text('frame {total} of {total}')", timeout=5000)
+    watcher.wait_for_selector("#play:text('Play')", timeout=5000)
+
+    # Jump to a reveal, and open a shared link to one frame.
     reveal_at = next(f["version"] for f in replay["summary"] if f["type"] == "round_revealed")
     watcher.select_option("#jump", str(reveal_at))
     watcher.wait_for_selector(f"#frame-no:text('frame {reveal_at} of {total}')")

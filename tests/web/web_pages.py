@@ -32,6 +32,7 @@ STATE_JS = """() => {
 
 
 def state(page: Any) -> dict[str, Any]:
+    page.wait_for_selector(".table", state="attached")
     found: dict[str, Any] | None = page.evaluate(STATE_JS)
     assert found is not None, "the page shows no table"
     return found

@@ -27,7 +27,7 @@ export const icon = (name, label) =>
 let saidAt = 0;
 export function announce(text) {
   const el = document.getElementById("announce");
-  el.textContent = Date.now() - saidAt < 1500 ? `${el.textContent} ${text}` : text;
+  if (el) el.textContent = Date.now() - saidAt < 1500 ? `${el.textContent} ${text}` : text;
   saidAt = Date.now();
 }
 
