@@ -17,18 +17,19 @@ import hashlib
 import logging
 import secrets
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import msgspec
 
 from schemas.cards import Card, Seat, Target
 from schemas.commands import KeepCards, Pass, PlayCard, Resign, SeatCommand, StartMatch
-from schemas.events import Event, MatchCreated
+from schemas.events import MatchCreated
 from schemas.rules import RULESETS
 from schemas.views import MatchView
 from service.api.auth import Player, new_id
-from service.api.summaries import rebuild_match_summaries, save_summary, summarise
+from service.api.fold_cache import FoldCache, Folded, advance, fold_from_start
+from service.api.summaries import Summary, rebuild_match_summaries, save_summary
 from service.engine import State, decide, fold, initial_state, step, view
 from service.errors import Conflict, Forbidden, NotFound, RuleError, VersionConflict
 
@@ -130,6 +131,7 @@ class MatchService:
         # A match's seed never changes once stored, so remembering it is safe
         # (bounded; an entry evicted is simply read again).
         self._seeds: OrderedDict[str, str | None] = OrderedDict()
+        self._folds = FoldCache()
 
     async def seed_of(self, match_id: str) -> str | None:
         if match_id in self._seeds:
@@ -143,12 +145,30 @@ class MatchService:
         return seed
 
     async def load(self, match_id: str) -> tuple[list[StoredEvent], State]:
-        """The match's stored events and their fold; ``NotFound`` for an unknown match."""
+        """Every stored event of the match and their fold; ``NotFound`` for an unknown match."""
         events = await self.store.load(match_id)
         if not events:
             raise NotFound("No match has this id.")
         seed = await self.seed_of(match_id)
         return events, fold([e.event for e in events], seed)
+
+    async def current(self, match_id: str) -> Folded:
+        """The match folded up to its latest version (``NotFound`` if unknown).
+
+        Reads only the events after the version this process already folded
+        (``service.api.fold_cache``).
+        """
+        cached = self._folds.get(match_id)
+        after = cached.version if cached is not None else 0
+        new = [e.event for e in await self.store.load(match_id, after=after)]
+        if cached is None:
+            if not new:
+                raise NotFound("No match has this id.")
+            folded = fold_from_start(new, await self.seed_of(match_id))
+        else:
+            folded = advance(cached, new)
+        self._folds.put(folded)
+        return folded
 
     async def start(
         self,
@@ -173,7 +193,9 @@ class MatchService:
         events = decide(initial_state(seed), command)
         await self.store.append(match_id, 0, events, actor=actor, seed=seed)
         self._seeds[match_id] = seed
-        await self._project(events)
+        folded = fold_from_start(events, seed)
+        self._folds.put(folded)
+        await self._project(folded.summary)
         await self._after_commit(match_id, 0)
         return StartedMatch(
             match_id=match_id,
@@ -211,28 +233,26 @@ class MatchService:
         expected_version: int | None,
         idempotency_key: str | None,
     ) -> CommandResult:
-        events, state = await self.load(match_id)
-        created = events[0].event
-        assert isinstance(created, MatchCreated)
-        seat = seat_of(created, player.id)
+        folded = await self.current(match_id)
+        seat = seat_of(folded.created, player.id)
         if seat is None:
             raise Forbidden("Only the two players of this match may act in it.")
         command = seat_command(body, seat)
         request_hash = command_hash(match_id, command) if idempotency_key else None
-        version = len(events)
+        version = folded.version
         try:
             if expected_version is not None and expected_version != version:
                 raise VersionConflict(
                     f"The match is at version {version}, not {expected_version}; reload and retry."
                 )
-            new_state, new_events = step(state, command)
+            new_state, new_events = step(folded.state, command)
         except (RuleError, VersionConflict):
             # A retry of a command that already succeeded meets a state that
             # moved on: answer with the first result instead of the refusal.
             if idempotency_key is not None:
                 earlier = await self._earlier(match_id, player, idempotency_key, request_hash)
                 if earlier is not None:
-                    return self._replayed(events, state, seat, earlier)
+                    return await self._replayed(match_id, seat, earlier)
             raise
         result = await self.store.append(
             match_id,
@@ -243,9 +263,10 @@ class MatchService:
             request_hash=request_hash,
         )
         if result.replayed:
-            fresh, state = await self.load(match_id)
-            return self._replayed(fresh, state, seat, result.last_version)
-        await self._project([e.event for e in events] + list(new_events))
+            return await self._replayed(match_id, seat, result.last_version)
+        after = advance(folded, new_events)
+        self._folds.put(after)
+        await self._project(after.summary)
         await self._after_commit(match_id, version)
         return CommandResult(
             version=result.last_version, view=view(new_state, seat, version=result.last_version)
@@ -271,15 +292,14 @@ class MatchService:
             )
         return int(row[2])
 
-    def _replayed(
-        self, events: list[StoredEvent], state: State, seat: Seat, last_version: int
-    ) -> CommandResult:
+    async def _replayed(self, match_id: str, seat: Seat, last_version: int) -> CommandResult:
         """The first result of a repeated command: the view as it was right after it."""
+        events, state = await self.load(match_id)
         if last_version != len(events):
             state = fold([e.event for e in events[:last_version]], state.seed)
         return CommandResult(version=last_version, view=view(state, seat, version=last_version))
 
-    async def _project(self, events: Sequence[Event]) -> None:
+    async def _project(self, summary: Summary) -> None:
         """Upsert the match's summary, without waiting for the disk.
 
         ``synchronous_commit = off`` for this one transaction: it returns
@@ -290,7 +310,6 @@ class MatchService:
         catches up any summary behind its events at start
         (``catch_up_match_summaries``).
         """
-        summary = summarise(events)
         async with self.pool.connection() as conn:
             await save_summary(conn, summary, durable=False)
 

@@ -19,7 +19,6 @@ from litestar import get, post
 from litestar.params import HeaderParameter, Parameter
 from psycopg_pool import AsyncConnectionPool
 
-from schemas.events import MatchCreated
 from schemas.views import LogEntry, MatchView, Viewer
 from service.api.auth import Player
 from service.api.ladders import viewing_rules
@@ -35,7 +34,6 @@ from service.matches import (
     ResignBody,
     seat_of,
 )
-from service.store import StoredEvent
 
 IdempotencyKey = Annotated[
     str | None,
@@ -138,17 +136,18 @@ async def resign(
 class _Seen(msgspec.Struct, frozen=True, kw_only=True):
     viewer: Viewer
     hide_hands: bool
-    events: list[StoredEvent]
+    over: bool
     state: State
+    horizon: datetime | None
+    """For a live spectator of a delayed ladder: only events recorded by then."""
 
 
 async def _load_for(
     matches: MatchService, pool: AsyncConnectionPool, match_id: str, caller: Player | None
 ) -> _Seen:
-    """The match's events as ``caller`` may see them, their fold, and the viewpoint."""
-    events, state = await matches.load(match_id)
-    created = events[0].event
-    assert isinstance(created, MatchCreated)
+    """The match folded as ``caller`` may see it, and from which viewpoint."""
+    folded = await matches.current(match_id)
+    created, state = folded.created, folded.state
     over = is_terminal(state)
     hide_hands = False
     delay = 0
@@ -157,6 +156,7 @@ async def _load_for(
             hide_hands, delay = await viewing_rules(conn, created.ladder_id)
     seat = seat_of(created, caller.id) if caller else None
     viewer: Viewer
+    horizon: datetime | None = None
     if seat is not None:
         viewer = seat
     elif caller is not None and caller.has("admin") and over:
@@ -167,11 +167,11 @@ async def _load_for(
             # A live spectator sees the match `delay` seconds late, so a
             # player cannot be told the table by someone watching it.
             horizon = datetime.now(UTC) - timedelta(seconds=delay)
+            events, _ = await matches.load(match_id)
             seen = [e for i, e in enumerate(events) if i == 0 or e.recorded_at <= horizon]
             if len(seen) != len(events):
-                events = seen
-                state = fold([e.event for e in events], state.seed)
-    return _Seen(viewer=viewer, hide_hands=hide_hands, events=events, state=state)
+                state = fold([e.event for e in seen], state.seed)
+    return _Seen(viewer=viewer, hide_hands=hide_hands, over=over, state=state, horizon=horizon)
 
 
 @get("/api/matches/{match_id:str}", operation_id="getMatch", tags=["matches"])
@@ -180,9 +180,7 @@ async def get_match(
 ) -> MatchView:
     """The match as the caller may see it (a seat, a spectator, or an admin after the end)."""
     seen = await _load_for(matches, pool, match_id, viewer)
-    return view(
-        seen.state, seen.viewer, version=len(seen.events), hide_hands_in_replay=seen.hide_hands
-    )
+    return view(seen.state, seen.viewer, hide_hands_in_replay=seen.hide_hands)
 
 
 @get("/api/matches/{match_id:str}/events", operation_id="getMatchEvents", tags=["matches"])
@@ -196,13 +194,15 @@ async def get_match_events(
 ) -> list[LogEntry]:
     """The match's log after version ``after``, redacted for the caller."""
     seen = await _load_for(matches, pool, match_id, viewer)
-    over = is_terminal(seen.state)
-    page = seen.events[after : after + limit]
+    page = await matches.store.load(match_id, after=after, limit=limit)
+    if seen.horizon is not None:
+        horizon = seen.horizon
+        page = [e for e in page if e.version == 1 or e.recorded_at <= horizon]
     return [
         LogEntry(
             version=e.version,
             event=redact(
-                e.event, seen.viewer, match_over=over, hide_hands_in_replay=seen.hide_hands
+                e.event, seen.viewer, match_over=seen.over, hide_hands_in_replay=seen.hide_hands
             ),
             recorded_at=e.recorded_at,
             actor=e.actor,
