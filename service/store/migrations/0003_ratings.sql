@@ -48,6 +48,15 @@ CREATE UNLOGGED TABLE rating_histories (
            AND cardinality(positions) = cardinality(scores))
 );
 
+-- The arrays are doubles and integers that compress poorly: storing them
+-- out of line without trying to compress makes writing a recomputed ladder
+-- about four times faster (measured).
+ALTER TABLE rating_histories
+    ALTER COLUMN positions SET STORAGE EXTERNAL,
+    ALTER COLUMN before SET STORAGE EXTERNAL,
+    ALTER COLUMN after SET STORAGE EXTERNAL,
+    ALTER COLUMN scores SET STORAGE EXTERNAL;
+
 -- The same history one row per player per match, with the match and the
 -- opponent read from the events (for people querying with SQL, and the API).
 CREATE VIEW rating_history AS
