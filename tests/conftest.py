@@ -176,3 +176,11 @@ def store(pool: AsyncConnectionPool) -> EventStore:
     from service.store.events import EventStore
 
     return EventStore(pool)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Browser tests last. Playwright's sync API keeps an event loop marked running
+    in the main thread for as long as its session-wide browser lives, and every
+    async (anyio) test collected after it would then fail to start its own loop."""
+    web = Path(__file__).parent / "web"
+    items.sort(key=lambda item: Path(str(item.path)).is_relative_to(web))
