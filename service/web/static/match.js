@@ -160,8 +160,8 @@ export async function matchPage(root, matchId, mode) {
     const key = focus && (focus.id || (focus.dataset && (focus.dataset.card || (focus.dataset.target && `${focus.dataset.round}${focus.dataset.target}`))));
     ui.plays = mode === "play" ? legalPlays(view) : {};
     ui.keeping = !!view.must_keep;
-    const ended = view.result ? h("p", { class: "result", id: "result", "data-winner": view.result.winner ?? "none",
-      "data-reason": view.result.reason || "" }, explainEnd(view, nameOf)) : null;
+    const ended = view.result ? h("p", { class: "result", id: "result", "data-winner": view.result.winner ?? "none" },
+      explainEnd(view, nameOf)) : null;
     const notSeat = mode === "play" && typeof view.viewer !== "number"
       ? h("p", { class: "panel" }, auth.me ? "You do not hold a seat in this match. " : h("a", { href: "/#sign-in" }, "Sign in to play. "),
         h("a", { href: `/watch/${matchId}` }, "Watch it instead"), ".")

@@ -60,7 +60,6 @@ function targetBox(view, pair, target, ui, low, high) {
     type: legal ? "button" : null,
     "aria-label": legal ? `Play ${ui.selected} here: ${label}` : null,
     role: legal ? null : "group",
-    "aria-roledescription": legal ? null : "target",
     "data-round": pair.round,
     "data-target": target.target,
     "data-legal": legal ? "1" : "0",
