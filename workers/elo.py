@@ -94,7 +94,7 @@ def expected_score(rating: float, opponent: float, max_difference: float = 400.0
         d = max_difference
     elif d < -max_difference:
         d = -max_difference
-    return 1.0 / (1.0 + 10.0 ** (-d / 400.0))
+    return float(1.0 / (1.0 + 10.0 ** (-d / 400.0)))
 
 
 def k_factor(games_before: int, reached_master: bool, settings: EloSettings) -> float:

@@ -208,7 +208,9 @@ def catch_up(
              AND c.data ->> 'ladder_id' IS NOT NULL
            GROUP BY 1""",
     ).fetchall()
-    positions = dict(conn.execute("SELECT ladder_id, position FROM ladder_projections").fetchall())
+    positions: dict[str, int] = dict(
+        conn.execute("SELECT ladder_id, position FROM ladder_projections").fetchall()
+    )
     ladders = [ladder for ladder, last in behind if positions.get(ladder, 0) < last]
     missing = [
         m for (m,) in conn.execute(

@@ -99,7 +99,7 @@ def _job_progress() -> Progress:
 
     def report(phase: str, done: int, total: int) -> None:
         job.meta["progress"] = {"phase": phase, "done": done, "total": total}
-        job.save_meta()
+        job.save_meta()  # type: ignore[no-untyped-call]
 
     return report
 

@@ -232,9 +232,9 @@ def build_record(
     ended_at = next(
         (e.recorded_at for e in events if isinstance(e.event, MatchEnded)), None
     )
-    players = tuple(
-        PlayerTag(seat=seat, id=pid, name=names.get(pid))
-        for seat, pid in ((0, created.players[0]), (1, created.players[1]))
+    players = (
+        PlayerTag(seat=0, id=created.players[0], name=names.get(created.players[0])),
+        PlayerTag(seat=1, id=created.players[1], name=names.get(created.players[1])),
     )
     headers = Headers(
         match_id=match_id,
@@ -307,7 +307,7 @@ def _context(
     conn: psycopg.Connection, created: Event
 ) -> tuple[dict[str, str], str | None, bool]:
     assert isinstance(created, MatchCreated)
-    names = dict(
+    names: dict[str, str] = dict(
         conn.execute(
             "SELECT id, name FROM players WHERE id = ANY(%s)", (list(created.players),)
         ).fetchall()

@@ -114,7 +114,7 @@ async def _build(conn: AsyncConnection, match_id: str) -> BuiltArchive:
     cur = await conn.execute(
         "SELECT id, name FROM players WHERE id = ANY(%s)", (list(created.players),)
     )
-    names = dict(await cur.fetchall())
+    names: dict[str, str] = dict(await cur.fetchall())
     ladder_name, hide = None, False
     if created.ladder_id is not None:
         cur = await conn.execute(
@@ -229,8 +229,9 @@ async def get_replay(match_id: str, pool: AsyncConnectionPool) -> Replay:
         headers=headers,
         frames=len(archive.frames),
         summary=[
-            FrameSummary(version=f.version, type=f.type, hand=f.omniscient.hand,
-                         round=f.omniscient.round)
+            FrameSummary(
+                version=f.version, type=f.type, hand=f.omniscient.hand, round=f.omniscient.round
+            )
             for f in archive.frames
         ],
         sha256=cached.sha256.hex(),
