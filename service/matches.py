@@ -13,6 +13,7 @@ One command, end to end (docs/architecture.md):
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import secrets
@@ -266,8 +267,8 @@ class MatchService:
             return await self._replayed(match_id, seat, result.last_version)
         after = advance(folded, new_events)
         self._folds.put(after)
-        await self._project(after.summary)
-        await self._after_commit(match_id, version)
+        # Independent once the events are committed: run them side by side.
+        await asyncio.gather(self._project(after.summary), self._after_commit(match_id, version))
         return CommandResult(
             version=result.last_version, view=view(new_state, seat, version=result.last_version)
         )
@@ -308,10 +309,14 @@ class MatchService:
         lose the last few milliseconds of summary updates, never an event; the
         next command of that match rewrites its whole summary, and the app
         catches up any summary behind its events at start
-        (``catch_up_match_summaries``).
+        (``catch_up_match_summaries``). A failure is logged, not raised: the
+        command's events are committed, and the summary is only a projection.
         """
-        async with self.pool.connection() as conn:
-            await save_summary(conn, summary, durable=False)
+        try:
+            async with self.pool.connection() as conn:
+                await save_summary(conn, summary, durable=False)
+        except Exception:
+            log.exception("match summary of %s not saved; it catches up later", summary.match_id)
 
     async def _after_commit(self, match_id: str, after_version: int) -> None:
         if not self.after_commit:
