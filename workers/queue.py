@@ -190,8 +190,16 @@ def on_startup(app: Litestar) -> None:
 # -- catch-up ----------------------------------------------------------------------------
 
 
+CATCH_UP_ARCHIVES = 10_000
+"""Archives enqueued per catch-up round at most (newest first); the next round goes on."""
+
+
 def catch_up(
-    conn: psycopg.Connection, *, redis: Redis | None = None, prefix: str | None = None
+    conn: psycopg.Connection,
+    *,
+    redis: Redis | None = None,
+    prefix: str | None = None,
+    max_archives: int = CATCH_UP_ARCHIVES,
 ) -> dict[str, int]:
     """Enqueue what the after-commit hooks may have missed.
 
@@ -217,7 +225,8 @@ def catch_up(
             """SELECT e.match_id FROM events e
                WHERE e.type = 'match_ended'
                  AND NOT EXISTS (SELECT 1 FROM replay_archives r WHERE r.match_id = e.match_id)
-               ORDER BY e.position"""
+               ORDER BY e.position DESC LIMIT %s""",
+            (max_archives,),
         ).fetchall()
     ]
     for ladder_id in ladders:
