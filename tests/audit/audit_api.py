@@ -10,7 +10,12 @@ from typing import Any
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-ADMIN_TOKEN = "audit-admin-token-" + "y" * 24
+
+def admin_token() -> str:
+    """A bootstrap admin token of the test's own: the API caches tokens per process
+    for a few seconds, so a token shared by two tests' apps (two databases) would
+    let the second test act as the first one's admin."""
+    return f"audit-admin-{uuid.uuid4().hex}"
 
 
 @dataclass
@@ -25,9 +30,9 @@ class Account:
 
 
 class Api:
-    def __init__(self, client: AsyncTestClient[Litestar]) -> None:
+    def __init__(self, client: AsyncTestClient[Litestar], admin_token: str) -> None:
         self.client = client
-        self.admin = Account(id="", name="admin", token=ADMIN_TOKEN)
+        self.admin = Account(id="", name="admin", token=admin_token)
 
     async def get(self, path: str, who: Account | None, **params: Any) -> Any:
         return await self.client.get(path, headers=who.auth if who else {}, params=params)
