@@ -118,3 +118,32 @@ def test_equal_k_keeps_the_rating_pool_constant(results) -> None:
     table = ladder.table()
     assert math.isclose(sum(p.rating for p in table), 1500.0 * len(table), abs_tol=1e-6)
     assert all(p.games == p.wins + p.draws + p.losses for p in table)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(result_st, max_size=120), st.booleans())
+def test_the_fast_recompute_loop_gives_the_reference_ladder_bit_for_bit(results, high) -> None:
+    from workers.ratings import rate_stream
+
+    s = EloSettings(initial=2380.0 if high else 1500.0, new_player_games=6, provisional_games=6)
+    rows = [(f"m{i}", 10 + i, a, b, sc) for i, (a, b, sc) in enumerate(results)]
+    reference = recompute(rows, s)
+    winner = {1.0: b"0", 0.0: b"1", 0.5: b"\\N"}
+    lines = [b"%d\t%b\t%b" % (pos, m.encode(), winner[sc]) for m, pos, _, _, sc in rows]
+    lines.append(b"999\tother-ladder\t0")  # not one of this ladder's matches: skipped
+    seats = {m.encode(): (a.encode(), b.encode()) for m, _, a, b, _ in rows}
+    players, done = rate_stream(lines, seats, s)
+    assert done == len(rows)
+    fast = {
+        pid.decode(): (st_[0], st_[1], st_[2], st_[3], st_[4], st_[5], bool(st_[6]))
+        for pid, st_ in players.items()
+    }
+    assert fast == {
+        p.player_id: (p.rating, p.games, p.wins, p.draws, p.losses, p.peak, p.reached_master)
+        for p in reference.table()
+    }
+    history = {pid.decode(): st_[7] for pid, st_ in players.items()}
+    for change in reference.changes():
+        flat = history[change.player_id]
+        k = next(i for i in range(0, len(flat), 4) if flat[i] == change.position)
+        assert flat[k : k + 4] == [change.position, change.before, change.after, change.score]
