@@ -2,13 +2,15 @@
 
 One command, end to end (docs/architecture.md):
 
-1. load the match's events (and seed) from the store, fold them;
+1. fold the match: this process's cached fold brought forward with the
+   events after its version (``service.api.fold_cache``);
 2. check the caller owns a seat, and the client's expected version;
-3. ``engine.decide`` (pure; raises ``RuleError`` with the rule's code);
+3. ``engine.step`` (pure; raises ``RuleError`` with the rule's code);
 4. ``store.append`` at the version the command was checked against, with the
-   idempotency key; then the ``match_summaries`` projection;
-5. after commit, the hooks (live publish, end-of-match jobs): best effort,
-   a failing hook is logged and never fails the command; the table is the truth.
+   idempotency key (one durable transaction);
+5. then, side by side: the ``match_summaries`` projection and the after-commit
+   hooks (live publish, end-of-match jobs). Both are best effort: a failure
+   is logged and never fails the command; the events table is the truth.
 """
 
 from __future__ import annotations
