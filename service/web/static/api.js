@@ -21,7 +21,7 @@ export const auth = {
   clear() { localStorage.removeItem(KEY); localStorage.removeItem(ME); },
 };
 
-/** fetch JSON; `anonymous` leaves the token out (the watch page shows public information only). */
+/** fetch JSON; `anonymous` leaves the token out (the watch page: public information only). */
 export async function api(path, { method = "GET", body, anonymous = false, token = anonymous ? "" : auth.token } = {}) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";

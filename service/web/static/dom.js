@@ -23,7 +23,7 @@ export const icon = (name, label) =>
     "aria-label": label || null },
     h("svg:use", { href: `#i-${name}` }));
 
-/** Tell a screen reader (a live region that outlives every redraw); news within a moment adds up. */
+/** Tell a screen reader, in a live region that outlives redraws; news within 1.5 s adds up. */
 let saidAt = 0;
 export function announce(text) {
   const el = document.getElementById("announce");
@@ -48,5 +48,5 @@ export const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 export const $ = (sel, root = document) => root.querySelector(sel);
 export const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
 
-/** Replace an element's children, leaving out null/false (replaceChildren would print "null"). */
+/** replaceChildren, leaving out null/false (it would print "null"). */
 export const fill = (el, ...kids) => el.replaceChildren(...kids.flat(Infinity).filter((k) => k != null && k !== false));

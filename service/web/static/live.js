@@ -26,7 +26,7 @@ export function follow(matchId, opts) {
   }
 
   function socket() {
-    // The token travels in the first message, not the address, so it stays out of access logs.
+    // The token goes in the first message, not the address: it stays out of access logs.
     const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${base}/ws?since=${last}`;
     let opened = 0;
     let heard = false;

@@ -34,7 +34,7 @@ function signInPanel(onDone) {
 async function history(ladderId, playerId) {
   try {
     const data = await api(`/api/ladders/${enc(ladderId)}/players/${enc(playerId)}/ratings`, { anonymous: true });
-    // Each rated match moves a rating from `before` to `after`: the line starts at the first `before`.
+    // Each match moves a rating from `before` to `after`; the line starts at the first `before`.
     const rows = data.history.sort((a, b) => a.position - b.position);
     return rows.length ? [rows[0].before, ...rows.map((r) => r.after)] : [];
   } catch {
@@ -54,7 +54,7 @@ async function ladderSection(ladder, redraw) {
   const join = me && !member ? h("button", { class: "btn", type: "button", "data-action": "join", onclick: async () => {
     try { await api(`/api/ladders/${enc(ladder.id)}/members`, { method: "POST" }); toast(`You joined ${ladder.name}.`); redraw(); } catch (e) { fail(e); }
   } }, "Join") : null;
-  // The matchmaking queue: paired at once with the waiting member of nearest rating, or wait.
+  // The queue: paired at once with the nearest-rated waiting member, or wait.
   const queue = member ? h("button", { class: "btn primary", type: "button", "data-action": "queue", onclick: async (e) => {
     try {
       const res = await api(`/api/ladders/${enc(ladder.id)}/queue`, { method: "POST" });
@@ -112,19 +112,23 @@ function matchTable(id, list, empty) {
 export async function lobbyPage(root, account) {
   let live = new Map();   // live matches by id, as last drawn
   let streaming = false;
+  let sections = [];      // ladders and leaderboards: read again only on sign-in or join
+  const full = async () => {
+    const ladders = await api("/api/ladders", { anonymous: true }).catch((e) => { fail(e); return []; });
+    sections = await Promise.all(ladders.map((l) => ladderSection(l, full)));
+    await draw();
+  };
   const draw = async () => {
-    const [ladders, current, finished] = await Promise.all([
-      api("/api/ladders", { anonymous: true }).catch((e) => { fail(e); return []; }),
+    const [current, finished] = await Promise.all([
       api("/api/matches?status=live&limit=50", { anonymous: true }).catch(() => []),
       api("/api/matches?status=finished&limit=30", { anonymous: true }).catch(() => []),
     ]);
-    const sections = await Promise.all(ladders.map((l) => ladderSection(l, draw)));
     const byId = new Map(current.map((s) => [s.match_id, s]));
     const me = auth.me;
     const mine = me ? current.filter((s) => s.players.includes(me.id)) : [];
-    fill(root, 
+    fill(root,
       h("h1", {}, "Matcha lobby"),
-      signInPanel(() => { account(); draw(); }),
+      signInPanel(() => { account(); full(); }),
       mine.length ? h("section", { class: "panel", id: "my-matches" }, h("h2", {}, "Your matches"), matchTable("mine", mine, "")) : null,
       h("h2", {}, "Live matches ", h("small", { class: "muted", id: "lobby-live" }, streaming ? "(updating live)" : "")),
       matchTable("live", current, "No match is being played right now."),
@@ -134,7 +138,7 @@ export async function lobbyPage(root, account) {
       sections.length ? sections : h("p", { class: "muted" }, "No ladders yet."));
     live = byId;
   };
-  await draw();
+  await full();
 
   // Scores update live from the lobby stream; a match that starts or ends redraws the lists.
   if (!window.EventSource) return;
@@ -144,12 +148,11 @@ export async function lobbyPage(root, account) {
     try { f = JSON.parse(m.data); } catch { return; }
     const s = f.summary || f;
     if (!s.match_id) return;
-    const row = document.querySelector(`#live tr[data-match="${CSS.escape(s.match_id)}"]`);
-    if (s.status === "progress" && row && s.tokens) {
-      const known = live.get(s.match_id);
-      const next = { ...known, ...s, status: "live" };
+    const rows = document.querySelectorAll(`tr[data-match="${CSS.escape(s.match_id)}"]`);
+    if (s.status === "progress" && rows.length && s.tokens) {
+      const next = { ...live.get(s.match_id), ...s, status: "live" };
       live.set(s.match_id, next);
-      row.replaceWith(matchRow(next));
+      rows.forEach((row) => row.replaceWith(matchRow(next)));
     } else {
       const me = auth.me;
       if (s.status === "started" && me && s.players && s.players.includes(me.id) && document.querySelector('[data-action="queue"]:disabled')) {

@@ -60,7 +60,7 @@ export async function matchPage(root, matchId, mode) {
 
   const get = () => api(`/api/matches/${encodeURIComponent(matchId)}`, { anonymous: mode !== "play" });
 
-  function noteReveal(r) {
+  function noteReveal(r, quiet = false) {
     if (!r) return;
     const key = `${r.hand}:${r.round}`;
     if (seen.has(key)) return;
@@ -68,7 +68,7 @@ export async function matchPage(root, matchId, mode) {
     reveal = r;
     revealSince = performance.now();
     reveals.push({ key, text: `Hand ${r.hand}, round ${r.round}: ${explainReveal(r, view, nameOf).join(" ")}` });
-    announce(reveals.at(-1).text);
+    if (!quiet) announce(reveals.at(-1).text);
   }
 
   function setView(v) {
@@ -198,13 +198,13 @@ export async function matchPage(root, matchId, mode) {
     if (e.status === 401) auth.clear();
     return;
   }
-  // The log so far: the reveals list and the match log are whole even for a late arrival.
+  // The log so far, so a late arrival's reveals list and match log are whole.
   const entries = await api(`/api/matches/${encodeURIComponent(matchId)}/events?after=0&limit=1000`,
     { anonymous: mode !== "play" }).catch(() => []);
   await learnMatch(entries[0] && entries[0].event, view.seats.map((s) => s.player));
   for (const e of entries.filter((x) => x.version <= view.version)) {
     log.push(describe(e.event, view));
-    if (e.event.type === "round_revealed") noteReveal(e.event);
+    if (e.event.type === "round_revealed") noteReveal(e.event, true);
   }
   setView(view);
 

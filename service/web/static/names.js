@@ -1,13 +1,11 @@
-// Player ids to names. Views carry ids only; ladder member lists and
-// leaderboards teach us names as we meet them, kept for the session.
+// Player ids to names. Views carry ids only; ladder member lists,
+// leaderboards and replay headers teach us names as we meet them.
 import { api, auth } from "./api.js";
 
-const cache = new Map(JSON.parse(sessionStorage.getItem("matcha.names") || "[]"));
+const cache = new Map();
 
 export function learn(id, name) {
-  if (!id || !name || cache.get(id) === name) return;
-  cache.set(id, name);
-  sessionStorage.setItem("matcha.names", JSON.stringify([...cache]));
+  if (id && name) cache.set(id, name);
 }
 
 export const nameOf = (id) => cache.get(id) || (id ? `player ${String(id).slice(0, 6)}` : "?");
