@@ -180,9 +180,10 @@ class MatchService:
         ruleset: str,
         ladder_id: str | None,
         actor: str = "system",
+        match_id: str | None = None,
     ) -> StartedMatch:
         """Create a match: a fresh secret seed, a random first dealer, the first deal."""
-        match_id = new_id()
+        match_id = match_id or new_id()
         seed = secrets.token_hex(32)
         first_dealer: Seat = 1 if secrets.randbelow(2) else 0
         command = StartMatch(

@@ -160,21 +160,33 @@ async def _decide_challenge(
             raise Forbidden("Only the challenged player may answer a challenge.")
         if found.status != "open":
             raise Conflict(f"This challenge was already {found.status}.", code="challenge_closed")
-        match_id: str | None = None
-        if accept:
-            ladder = await ladder_by_id(conn, found.ladder_id)
-            started = await matches.start(
-                players=(found.challenger, found.opponent),
-                ruleset=ladder.ruleset,
-                ladder_id=found.ladder_id,
-            )
-            match_id = started.match_id
+        match_id = new_id() if accept else None
+        ruleset = (await ladder_by_id(conn, found.ladder_id)).ruleset if accept else ""
         cur = await conn.execute(
             f"UPDATE challenges SET status = %s, match_id = %s, decided_at = now()"
             f" WHERE id = %s RETURNING {_CHALLENGE_COLUMNS}",
             ("accepted" if accept else "declined", match_id, challenge_id),
         )
         row = await cur.fetchone()
+    # The match starts after the decision committed, so no connection is held
+    # while it does (many accepts at once could otherwise take every pooled
+    # connection and wait for one more). If it fails, the challenge reopens.
+    if match_id is not None:
+        try:
+            await matches.start(
+                players=(found.challenger, found.opponent),
+                ruleset=ruleset,
+                ladder_id=found.ladder_id,
+                match_id=match_id,
+            )
+        except BaseException:
+            async with pool.connection() as conn:
+                await conn.execute(
+                    "UPDATE challenges SET status = 'open', match_id = NULL, decided_at = NULL"
+                    " WHERE id = %s AND match_id = %s",
+                    (challenge_id, match_id),
+                )
+            raise
     assert row is not None
     return _challenge(row)
 
@@ -248,10 +260,21 @@ async def join_queue(
             "DELETE FROM match_queue WHERE ladder_id = %s AND player_id = ANY(%s)",
             (ladder_id, [opponent, player.id]),
         )
+    # The match starts after the queue change committed (no connection held
+    # meanwhile; see _decide_challenge). If it fails, the opponent waits again.
+    try:
         # The waiting player was first: they take seat 0.
         started = await matches.start(
             players=(opponent, player.id), ruleset=ladder.ruleset, ladder_id=ladder_id
         )
+    except BaseException:
+        async with pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO match_queue (ladder_id, player_id, rating)"
+                " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                (ladder_id, opponent, await rating_of(conn, ladder_id, opponent)),
+            )
+        raise
     return QueueResult(status="matched", match=started, opponent=opponent)
 
 
