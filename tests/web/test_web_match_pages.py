@@ -52,6 +52,9 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     contexts = [browser.new_context(viewport={"width": 1100, "height": 900}) for _ in range(3)]
     sign_in_as(contexts[0], alice["token"], alice["id"], "alice")
     sign_in_as(contexts[1], bob["token"], bob["id"], "bob")
+    requested: list[str] = []
+    for ctx in contexts:
+        ctx.on("request", lambda request: requested.append(request.url))
     players = [ctx.new_page() for ctx in contexts[:2]]
     watcher = contexts[2].new_page()
     errors: list[str] = []
@@ -217,6 +220,15 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     shared.goto(f"{app_url}/replay/{match_id}?frame={reveal_at}")
     shared.wait_for_selector(f"#frame-no:text('frame {reveal_at} of {total}')")
     assert shared.get_attribute(".table", "data-version") == str(reveal_at)
+    # The scrub bar moves to any frame.
+    shared.fill("#scrub", "5")
+    shared.wait_for_selector(f"#frame-no:text('frame 5 of {total}')")
+
+    # Everything came from the service itself: no CDN, no web font, nothing else.
+    assert any(u.endswith("/static/style.css") for u in requested)
+    host = app_url.split("//", 1)[1]
+    elsewhere = {u for u in requested if u.split("//", 1)[-1].split("/", 1)[0] != host}
+    assert not {u for u in elsewhere if not u.startswith("data:")}, elsewhere
 
     # The ratings job (run here in-process, as a worker would) puts both on the
     # ladder's leaderboard, each with a rating chart of this one match.
