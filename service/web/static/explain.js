@@ -70,7 +70,7 @@ export function explainEnd(view, names) {
   const how = {
     qualified: "by collecting a winning set of tokens",
     comparison: "on the token comparison",
-    hand_limit: "when the hand limit was reached",
+    hand_limit: "on the tokens when the hand limit was reached",
     resigned: `: ${l.subject} resigned`,
     timeout: `: ${l.subject} ran out of time`,
   }[r.reason] || "";
