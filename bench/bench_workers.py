@@ -402,6 +402,7 @@ def main() -> None:
     print(f"-- Elo recompute: {ELO_MATCHES:,} matches, {ELO_PLAYERS:,} players"
           + ("" if ELO_MATCHES == 1_000_000 else "  (REDUCED size)"))
     with throwaway_database() as url:
+        results["python_loop_ns_at_elo"] = _python_loop_ns()
         results |= bench_elo(url)
     print(f"   {results['elo_recompute_matches_per_s']:,.0f} matches/s"
           f" ({results['elo_recompute_s']:.2f} s)")
@@ -411,10 +412,12 @@ def main() -> None:
     print(f"   p50 {results['rating_visible_p50_ms']:,.1f} ms")
     print(f"-- archives: {ARCHIVES} self-played matches")
     with throwaway_database() as url:
+        results["python_loop_ns_at_archives"] = _python_loop_ns()
         results |= bench_archives(url)
     print(f"   {results['archive_builds_per_s']:,.1f} builds/s")
     results["load_average"] = os.getloadavg()[0]
-    results["python_loop_ns"] = _python_loop_ns()
+    results["python_loop_ns"] = max(_python_loop_ns(), results["python_loop_ns_at_elo"],
+                                    results["python_loop_ns_at_archives"])
     results["machine"] = f"{platform.machine()}, {os.cpu_count()} cores"
     results["targets"] = {k: f"{op} {v}" for k, (op, v) in TARGETS.items()}
 
@@ -439,8 +442,8 @@ def main() -> None:
           f" (gzip; {results['archive_avg_raw_bytes']:,.0f} raw JSON,"
           f" {results['archive_avg_events']:.0f} events)")
     print(f"(load average {results['load_average']:.2f}; {results['machine']}; a bare Python"
-          f" `s += i` loop takes {results['python_loop_ns']:.0f} ns/iteration now, ~30 ns on"
-          " an idle core of this kind: scale the CPU-bound numbers by that)")
+          f" `s += i` loop took up to {results['python_loop_ns']:.0f} ns/iteration during the"
+          " run, ~30 ns on an idle core of this kind: scale the CPU-bound numbers by that)")
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
 
