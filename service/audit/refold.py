@@ -30,6 +30,7 @@ from schemas.events import (
     Passed,
     encode_event,
 )
+from schemas.rules import RULESETS
 from service.audit.diff import first_difference
 from service.audit.report import Finding, RefoldCheck
 from service.audit.rows import RawRow
@@ -107,6 +108,40 @@ def _replay(eng: Engine, state: Any, event: Event) -> list[Event] | None:
         if event.winner is None:
             raise RuleError("no_loser", "A time-out must name a winner.")
         return eng.time_out(state, 1 - event.winner)
+    return None
+
+
+def _creation_problem(row: RawRow, created: MatchCreated) -> Finding | None:
+    """What the engine cannot check of a creation: whose row it is, and its rules.
+
+    A ruleset is copied into the match, and the service only ever copies a
+    published one (``RULESETS``); a parameter the match never came near
+    (a token supply not exhausted, say) would otherwise go unnoticed.
+    """
+    if created.match_id != row.match_id:
+        return Finding(
+            version=row.version,
+            event_type=row.type,
+            problem="the creation names another match than the row it is stored in",
+            path="match_id",
+            logged=created.match_id,
+            expected=row.match_id,
+        )
+    published = RULESETS.get(created.ruleset.name)
+    if published is not None and created.ruleset != published:
+        found = first_difference(
+            msgspec.to_builtins(created.ruleset), msgspec.to_builtins(published)
+        )
+        path, logged, expected = found or ("", None, None)
+        return Finding(
+            version=row.version,
+            event_type=row.type,
+            problem=f"the match's rules are not the published {created.ruleset.name!r} "
+            f"ruleset (at ruleset.{path})",
+            path=f"ruleset.{path}",
+            logged=logged,
+            expected=expected,
+        )
     return None
 
 
@@ -207,6 +242,15 @@ def refold(
                 event_type=first.type,
                 problem=f"the log starts with {first.type}, not match_created",
             ),
+        )
+    wrong = _creation_problem(first, created)
+    if wrong is not None:
+        return RefoldCheck(
+            status="inconsistent",
+            seed_source=seed_source,
+            commands_replayed=0,
+            events_compared=0,
+            first_difference=wrong,
         )
     if seed is None:
         return RefoldCheck(
