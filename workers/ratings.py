@@ -83,6 +83,17 @@ COPY (SELECT position, match_id, data ->> 'winner'
 TO STDOUT
 """
 
+_COPY_ENDED_OF = """
+COPY (SELECT position, match_id, data ->> 'winner'
+      FROM events WHERE match_id = ANY({matches}) AND type = 'match_ended' AND position <= {high}
+      ORDER BY position)
+TO STDOUT
+"""
+
+SMALL_LADDER = 20_000
+"""Up to this many matches, a recompute looks the ladder's match_ended events up
+by match (the (match_id, version) index) instead of scanning every ladder's."""
+
 _SCORE = {b"0": 1.0, b"1": 0.0, b"\\N": 0.5}
 """Seat 0's score from the text of MatchEnded.winner (NULL: a draw)."""
 
@@ -135,10 +146,10 @@ def apply_ladder(
 ) -> dict[str, Any]:
     """Update one ladder on ``conn``; a full recompute streams the log from ``reader``.
 
-    The reader is a second connection so that PostgreSQL reads the log in one
-    backend while the new history streams into another. It needs no snapshot
-    shared with ``conn``: it reads only positions at or below the committed
-    high-water mark, and those rows are final.
+    The reader is a second connection, so the log streams out of one backend
+    while the job's transaction (its lock, the deleted rows) stays open in the
+    other. It needs no snapshot shared with ``conn``: it reads only positions
+    at or below the committed high-water mark, and those rows are final.
     """
     report = progress or (lambda phase, done, total: None)
     started = time.perf_counter()
@@ -264,7 +275,7 @@ def _increment(
 # -- full recompute --------------------------------------------------------------------
 
 
-def _literal(conn: psycopg.Connection, value: str | int) -> str:
+def _literal(conn: psycopg.Connection, value: str | int | list[str]) -> str:
     """A SQL literal (COPY (query) takes no parameters)."""
     from psycopg import sql
 
@@ -303,7 +314,12 @@ def _recompute(
     # 2. Every result in committed order: the hot loop, streaming history rows
     #    out as it goes. State per player is a list [rating, games, wins,
     #    draws, losses, peak, reached_master], exactly as in elo.Ladder.rate.
-    with rcur.copy(_COPY_ENDED.format(high=high)) as source:
+    if total <= SMALL_LADDER:
+        ids = _literal(conn, [m.decode() for m in seats])
+        ended = _COPY_ENDED_OF.format(matches=ids, high=high)
+    else:
+        ended = _COPY_ENDED.format(high=high)
+    with rcur.copy(ended) as source:
         players, done = rate_stream(_lines(source), seats, settings, total, report)
 
     # 3. Write: one row per player, the history as arrays (binary COPY: the
