@@ -7,8 +7,8 @@ bytes of a view never carry a hidden card.
 
 ``EventView`` reuses the event ``type`` tags: events with nothing hidden are
 the events themselves; the four with hidden parts (``hand_dealt``,
-``card_played``, ``round_revealed``, ``cards_kept``) have a redacted twin
-here with the same tag.
+``card_played``, ``round_revealed``, ``cards_kept``) and ``dispute_filed``
+have a redacted twin here with the same tag.
 """
 
 from datetime import datetime
@@ -20,7 +20,6 @@ from schemas.cards import Card, RoundNo, Seat, Target, TokenKind
 from schemas.commands import SeatCommand
 from schemas.events import (
     DisputeDecided,
-    DisputeFiled,
     EndReason,
     HandEnded,
     MatchAnnulled,
@@ -146,6 +145,16 @@ class RoundRevealedView(_EventView, frozen=True, tag="round_revealed"):
     outcomes: tuple[TargetOutcomeView, TargetOutcomeView]
 
 
+class DisputeFiledView(_EventView, frozen=True, tag="dispute_filed"):
+    """A dispute as the log shows it: its filer and reason only to the filing
+    seat and administrators (a player sees only their own disputes)."""
+
+    dispute_id: str
+    seat: Seat | None
+    player: str | None
+    reason: str | None
+
+
 class CardsKeptView(_EventView, frozen=True, tag="cards_kept"):
     seat: Seat
     hand: int
@@ -165,7 +174,7 @@ EventView: TypeAlias = (
     | HandEnded
     | CardsKeptView
     | MatchEnded
-    | DisputeFiled
+    | DisputeFiledView
     | DisputeDecided
     | MatchAnnulled
 )

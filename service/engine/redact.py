@@ -14,6 +14,7 @@ from schemas.cards import Card, RoundNo, Seat, TokenKind
 from schemas.events import (
     CardPlayed,
     CardsKept,
+    DisputeFiled,
     Event,
     HandDealt,
     RoundRevealed,
@@ -22,6 +23,7 @@ from schemas.events import (
 from schemas.views import (
     CardPlayedView,
     CardsKeptView,
+    DisputeFiledView,
     EventView,
     HandDealtView,
     MatchView,
@@ -123,6 +125,16 @@ def redact(
                 hand=event.hand,
                 count=len(event.cards) if sees or match_over else None,
                 cards=event.cards if sees else None,
+            )
+        case DisputeFiled():
+            # Never opened by the match ending: a dispute is between its filer and the admins.
+            own = viewer == event.seat or viewer == "omniscient"
+            return DisputeFiledView(
+                v=event.v,
+                dispute_id=event.dispute_id,
+                seat=event.seat if own else None,
+                player=event.player if own else None,
+                reason=event.reason if own else None,
             )
         case _:
             return event

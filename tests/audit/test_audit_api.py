@@ -405,12 +405,6 @@ async def test_a_live_match_annulled_takes_no_more_moves_and_its_seed_stays_secr
     assert seed not in audit.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="service.engine.redact passes admin events through unredacted, so the public "
-    "match log shows every dispute's reason to the other player and to spectators; the "
-    "fix belongs to the engine's redaction (and a DisputeFiled view in schemas/views.py)",
-)
 async def test_the_public_match_log_shows_a_dispute_only_to_its_player(api: Api) -> None:
     _, match_id, _, a, b = await finished_match(api)
     await api.post(f"/api/matches/{match_id}/disputes", b, {"reason": "only-for-admins-eyes"})

@@ -29,3 +29,18 @@ def test_given_a_finished_match_when_an_admin_annuls_it_then_it_has_no_result() 
     result = view(state, "spectator").result
     assert result is not None and result.annulled and result.winner is None
     assert view(state, "spectator").seed == SEED, "the seed was revealed at the end"
+
+
+def test_a_dispute_shows_its_filer_and_reason_only_to_that_seat_and_admins() -> None:
+    import msgspec
+
+    from service.engine import redact
+
+    filed = DisputeFiled(dispute_id="d1", seat=0, player="ann", reason="opponent-was-slow")
+    for viewer in (0, "omniscient"):
+        seen = redact(filed, viewer, match_over=True)
+        assert b"opponent-was-slow" in msgspec.json.encode(seen), viewer
+    for viewer in (1, "spectator"):
+        seen = redact(filed, viewer, match_over=True)
+        raw = msgspec.json.encode(seen)
+        assert b"opponent-was-slow" not in raw and b"ann" not in raw, viewer
