@@ -38,6 +38,7 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
+from service.api.auth import TokenCache
 from service.api.deps import DEPENDENCIES
 from service.api.errors import EXCEPTION_HANDLERS
 from service.settings import Settings, load_settings
@@ -192,4 +193,5 @@ def create_app(settings: Settings | None = None) -> Litestar:
         for handler in getattr(route, "route_handlers", ()):
             _one_operation_id_per_path(handler)
     app.state.settings = settings
+    app.state.tokens = TokenCache()
     return app

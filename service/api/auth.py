@@ -91,8 +91,6 @@ class TokenCache:
             del self._entries[key]
 
 
-TOKENS = TokenCache()
-"""This process's token cache (``service.api.deps.authenticate`` reads it)."""
 
 
 async def player_by_id(conn: AsyncConnection, player_id: str) -> Player | None:
@@ -123,7 +121,6 @@ async def register(conn: AsyncConnection, name: str) -> tuple[Player, str]:
 async def set_roles(conn: AsyncConnection, player_id: str, roles: list[str]) -> Player | None:
     """Replace a player's roles (``player`` is always kept)."""
     wanted = ["player", *sorted({r for r in roles if r != "player"})]
-    TOKENS.forget(player_id)
     cur = await conn.execute(
         "UPDATE players SET roles = %s WHERE id = %s RETURNING id, name, roles",
         (wanted, player_id),

@@ -18,7 +18,7 @@ from litestar.handlers.base import BaseRouteHandler
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
-from service.api.auth import TOKENS, Player, player_by_token
+from service.api.auth import Player, player_by_token
 from service.errors import Forbidden, Unauthorized
 from service.matches import MatchService
 from service.settings import Settings
@@ -67,14 +67,17 @@ async def authenticate(connection: ASGIConnection[Any, Any, Any, Any]) -> Player
     token = bearer_token(connection)
     player: Player | None = None
     if token is not None:
-        player = TOKENS.get(token)
+        # One cache per app, not per process: two apps in one process (tests) may
+        # serve different databases where the same token means different players.
+        tokens = connection.app.state.tokens
+        player = tokens.get(token)
         if player is None:
             pool = connection.app.state.pool
             async with pool.connection() as conn:
                 player = await player_by_token(conn, token)
             if player is None:
                 raise Unauthorized("This bearer token is not valid.")
-            TOKENS.put(token, player)
+            tokens.put(token, player)
     connection.state["player"] = player
     return player
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import get, post
+from litestar import Request, get, post
 from litestar.params import Parameter
 from psycopg_pool import AsyncConnectionPool
 
@@ -55,10 +55,13 @@ async def grant_roles(
     player_id: Annotated[str, Parameter(description="The player's id")],
     data: RolesBody,
     pool: AsyncConnectionPool,
+    request: Request[Any, Any, Any],
 ) -> Player:
     """Set a player's roles (admin only); ``player`` is always kept."""
     async with pool.connection() as conn:
         player = await set_roles(conn, player_id, list(data.roles))
+    # Seen at once by this app; other API processes see it within the cache's TTL.
+    request.app.state.tokens.forget(player_id)
     if player is None:
         raise NotFound("No player has this id.")
     return player
