@@ -79,19 +79,26 @@ TO STDOUT
 _COPY_ANNULLED = """
 COPY (SELECT match_id FROM events WHERE type = 'match_annulled' AND position <= {high}) TO STDOUT
 """
-_COPY_ENDED = """
-COPY (SELECT position, match_id, data ->> 'winner'
-      FROM events WHERE type = 'match_ended' AND position <= {high}
-      ORDER BY position)
-TO STDOUT
-"""
-
 _COPY_ENDED_OF = """
 COPY (SELECT position, match_id, data ->> 'winner'
       FROM events WHERE match_id = ANY({matches}) AND type = 'match_ended' AND position <= {high}
       ORDER BY position)
 TO STDOUT
 """
+
+_ENDED_CHUNK = """
+SELECT string_agg(position || E'\\t' || match_id || E'\\t' || coalesce(winner, E'\\\\N'),
+                  E'\\n' ORDER BY position),
+       max(position)
+FROM (SELECT position, match_id, data ->> 'winner' AS winner
+      FROM events
+      WHERE type = 'match_ended' AND position > %s AND position <= %s
+      ORDER BY position
+      LIMIT %s) AS chunk
+"""
+ENDED_CHUNK_ROWS = 50_000
+"""Results per read of a big recompute. PostgreSQL joins each chunk into one
+string, which Python splits in C: far cheaper than a message per row."""
 
 SMALL_LADDER = 20_000
 """Up to this many matches, a recompute looks the ladder's match_ended events up
@@ -319,11 +326,10 @@ def _recompute(
     #    draws, losses, peak, reached_master], exactly as in elo.Ladder.rate.
     if total <= SMALL_LADDER:
         ids = _literal(conn, [m.decode() for m in seats])
-        ended = _COPY_ENDED_OF.format(matches=ids, high=high)
+        with rcur.copy(_COPY_ENDED_OF.format(matches=ids, high=high)) as source:
+            players, done = rate_stream(_lines(source), seats, settings, total, report)
     else:
-        ended = _COPY_ENDED.format(high=high)
-    with rcur.copy(ended) as source:
-        players, done = rate_stream(_lines(source), seats, settings, total, report)
+        players, done = rate_stream(_ended_lines(rcur, high), seats, settings, total, report)
 
     # 3. Write: one row per player, the history as arrays in COPY's binary
     #    format, built with C-level slicing (the floats go over as their 8
@@ -479,6 +485,18 @@ def _binary_row(fields: tuple[bytes, ...]) -> bytes:
     return struct.pack(">h", len(fields)) + b"".join(
         struct.pack(">i", len(f)) + f for f in fields
     )
+
+
+def _ended_lines(cur: psycopg.Cursor[Any], high: int) -> Iterable[bytes]:
+    """Every match_ended event up to ``high`` as ``position\\tmatch_id\\twinner``
+    lines (the COPY text layout, NULL as ``\\N``), in position order, in chunks."""
+    after = 0
+    while True:
+        row = cur.execute(_ENDED_CHUNK, (after, high, ENDED_CHUNK_ROWS)).fetchone()
+        if row is None or row[0] is None:
+            return
+        yield from row[0].encode().split(b"\n")
+        after = row[1]
 
 
 def _lines(copy: Any) -> Any:

@@ -111,6 +111,7 @@ async def test_incremental_updates_equal_a_recompute_from_scratch(
     # scanning every match_ended event: both must give the same table.
     if scan == "every ladder":
         monkeypatch.setattr("workers.ratings.SMALL_LADDER", 0)
+        monkeypatch.setattr("workers.ratings.ENDED_CHUNK_ROWS", 7)  # many chunks
     ladder_id = new_ladder(conn, {"initial": 2350, "established_after_games": 4})
     other = new_ladder(conn)
     players = ["a", "b", "c", "d", "e"]
