@@ -17,10 +17,12 @@ zero cards not kept; cards are dealt one at a time, the non-dealer first,
 skipping a full hand, and the last two are set aside.
 """
 
-import hashlib
 import re
 import struct
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from hashlib import sha256
+from operator import mod
 
 from schemas.cards import ALL_CARDS, Card, Seat
 from schemas.events import CardsKept, Event, HandDealt, HandEnded, MatchCreated, MatchEnded, TeaPair
@@ -31,7 +33,7 @@ _SEED_RE = re.compile(r"[0-9a-f]{64}")
 _NON_ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] != "Z")
 _ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] == "Z")
 _WORDS = struct.Struct(">8I")
-_TWO_BLOCKS = struct.Struct(">16I")
+_HAND_SHUFFLE = struct.Struct(">II")
 _BLOCK = (b"\0\0\0\0", b"\0\0\0\1")
 _SAFE = min(2**32 - (2**32 % n) for n in range(1, 18))
 """A word below every rejection limit of ``uniform(n)``, n <= 17, is never rejected."""
@@ -42,9 +44,14 @@ def valid_seed(seed: str) -> bool:
     return _SEED_RE.fullmatch(seed) is not None
 
 
+@lru_cache(maxsize=1024)
 def commitment(seed: str) -> str:
-    """The public commitment to a seed: SHA-256 of its 32 bytes, in hex."""
-    return hashlib.sha256(bytes.fromhex(seed)).hexdigest()
+    """The public commitment to a seed: SHA-256 of its 32 bytes, in hex.
+
+    Remembered for the latest seeds: every deal after the first checks the
+    seed against the commitment again.
+    """
+    return sha256(bytes.fromhex(seed)).hexdigest()
 
 
 def stream(seed: bytes, hand: int, shuffle_no: int) -> Iterator[int]:
@@ -52,28 +59,30 @@ def stream(seed: bytes, hand: int, shuffle_no: int) -> Iterator[int]:
     prefix = _DOMAIN + seed + hand.to_bytes(4, "big") + shuffle_no.to_bytes(4, "big")
     block = 0
     while True:
-        yield from _WORDS.unpack(hashlib.sha256(prefix + block.to_bytes(4, "big")).digest())
+        yield from _WORDS.unpack(sha256(prefix + block.to_bytes(4, "big")).digest())
         block += 1
 
 
 def shuffle(cards: list[Card], seed: bytes, hand: int, shuffle_no: int) -> None:
     """Fisher-Yates in place, each swap index drawn by rejection sampling from the stream."""
-    prefix = _DOMAIN + seed + hand.to_bytes(4, "big") + shuffle_no.to_bytes(4, "big")
-    sha256 = hashlib.sha256
     n = len(cards)
     if n < 2:
         return
     if n <= 17:
-        # Fast path, the same draws: two blocks give the 16 words a deal needs,
-        # and when every word is below the smallest limit none is rejected
-        # (odds of a rejection: below 1 in 10**8; then the general path runs).
-        words = _TWO_BLOCKS.unpack(
-            sha256(prefix + _BLOCK[0]).digest() + sha256(prefix + _BLOCK[1]).digest()
-        )
+        # Fast path, the same draws: a block gives 8 words, a second one (only
+        # when more than 8 swaps are due) the 16 a deal needs at most; when
+        # every word is below the smallest limit none is rejected (odds of a
+        # rejection: below 1 in 10**8; then the general path runs).
+        prefix = _DOMAIN + seed + _HAND_SHUFFLE.pack(hand, shuffle_no)
+        words = _WORDS.unpack(sha256(prefix + _BLOCK[0]).digest())
+        if n > 9:
+            words += _WORDS.unpack(sha256(prefix + _BLOCK[1]).digest())
         if max(words[: n - 1]) < _SAFE:
-            for i, x in zip(range(n - 1, 0, -1), words, strict=False):
-                j = x % (i + 1)
+            # item i swaps with item words[k] % (i + 1), i = n - 1 - k
+            i = n - 1
+            for j in map(mod, words, range(n, 1, -1)):
                 cards[i], cards[j] = cards[j], cards[i]
+                i -= 1
             return
     draws = stream(seed, hand, shuffle_no)
     for i in range(n - 1, 0, -1):
