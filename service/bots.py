@@ -29,14 +29,12 @@ class NothingToDo(Exception):
     """A bot was asked to move for a seat that has no decision to make."""
 
 
-def _free_targets(state: Board, seat: Seat) -> list[Target]:
+def _free_targets(state: Board, seat: Seat) -> tuple[Target, ...]:
     i = (state.round - 1) * 4 + seat * 2  # slot(round, seat, number)
-    free: list[Target] = []
-    if state.placed[i] is None:
-        free.append("number")
-    if state.placed[i + 1] is None:
-        free.append("suit")
-    return free
+    placed = state.placed
+    if placed[i] is None:
+        return ("number", "suit") if placed[i + 1] is None else ("number",)
+    return ("suit",) if placed[i + 1] is None else ()
 
 
 def random_bot(state: Board, seat: Seat, rng: random.Random) -> SeatCommand:

@@ -89,6 +89,8 @@ def _check_live(t: Table) -> None:
 
 
 def _check_turn(t: Table, seat: Seat) -> None:
+    """Raise unless ``seat`` is to move in a round under way (the callers test that
+    first, inline, and call this only to find which error to raise)."""
     if t.phase != "playing":
         _check_live(t)
         raise RuleError(
@@ -150,7 +152,8 @@ def _start(t: Table, command: StartMatch, events: list[Event]) -> None:
 
 def _play(t: Table, command: PlayCard, events: list[Event]) -> None:
     seat, card, target = command.seat, command.card, command.target
-    _check_turn(t, seat)
+    if t.to_move != seat or t.phase != "playing":
+        _check_turn(t, seat)  # raises
     if card not in t.hands[seat]:
         # Never echo the card: the sentence must not name a card the opponent may hold.
         raise RuleError("card_not_in_hand", "You do not hold that card.")
@@ -165,7 +168,8 @@ def _play(t: Table, command: PlayCard, events: list[Event]) -> None:
 
 
 def _pass(t: Table, command: Pass, events: list[Event]) -> None:
-    _check_turn(t, command.seat)
+    if t.to_move != command.seat or t.phase != "playing":
+        _check_turn(t, command.seat)  # raises
     turn_passed = Passed(seat=command.seat, hand=t.hand, round=_ROUND[t.round])
     events.append(turn_passed)
     passed(t, turn_passed)
@@ -223,11 +227,9 @@ def _settle(t: Table, events: list[Event]) -> None:
 
 def _reveal(t: Table, events: list[Event]) -> None:
     round_no = _ROUND[t.round]
-    i = (round_no - 1) * 4
-    p = t.placed
-    placed = (p[i], p[i + 1], p[i + 2], p[i + 3])
-    tea = t.tea[round_no - 1]
-    revealed = reveal(t.hand, round_no, tea, placed, t.tokens, t.ruleset)
+    i = (round_no - 1) * 4  # the round's four slots: seat 0 number, suit; seat 1 number, suit
+    placed = t.placed[i : i + 4]
+    revealed = reveal(t.hand, round_no, t.tea[round_no - 1], placed, t.tokens, t.ruleset)
     events.append(revealed)
     round_revealed(t, revealed)
     winner, by_comparison = check_win(t.tokens, t.ruleset)
