@@ -69,12 +69,18 @@ WHERE a.type = 'match_annulled' AND a.position > %(after)s AND a.position <= %(h
 LIMIT 1
 """
 
-# The full recompute's reads, streamed with COPY (text format).
-_COPY_CREATED = """
-COPY (SELECT match_id, data -> 'players' ->> 0, data -> 'players' ->> 1
+# The full recompute's reads. Big ones come in chunks that PostgreSQL joins
+# into one string each (Python splits it in C: far cheaper than a message per
+# row), in COPY's text layout: tab-separated, NULL as \N.
+_CREATED_CHUNK = """
+SELECT string_agg(match_id || E'\\t' || p0 || E'\\t' || p1, E'\\n' ORDER BY position),
+       max(position)
+FROM (SELECT position, match_id, data -> 'players' ->> 0 AS p0, data -> 'players' ->> 1 AS p1
       FROM events
-      WHERE type = 'match_created' AND data ->> 'ladder_id' = {ladder} AND position <= {high})
-TO STDOUT
+      WHERE type = 'match_created' AND data ->> 'ladder_id' = %s
+        AND position > %s AND position <= %s
+      ORDER BY data ->> 'ladder_id', position
+      LIMIT %s) AS chunk
 """
 _COPY_ANNULLED = """
 COPY (SELECT match_id FROM events WHERE type = 'match_annulled' AND position <= {high}) TO STDOUT
@@ -97,8 +103,7 @@ FROM (SELECT position, match_id, data ->> 'winner' AS winner
       LIMIT %s) AS chunk
 """
 ENDED_CHUNK_ROWS = 50_000
-"""Results per read of a big recompute. PostgreSQL joins each chunk into one
-string, which Python splits in C: far cheaper than a message per row."""
+"""Rows per read of a big recompute."""
 
 SMALL_LADDER = 20_000
 """Up to this many matches, a recompute looks the ladder's match_ended events up
@@ -300,17 +305,15 @@ def _recompute(
     high: int,
     report: Progress,
 ) -> int:
-    ladder_sql = _literal(conn, ladder_id)
     rcur = reader.cursor()
 
-    # 1. The ladder's matches: match id -> (player0, player1). Ids stay COPY
-    #    text bytes from read to write: decoding a million ids would cost more
-    #    than the Elo, and bytes escaped by COPY out are valid COPY in.
+    # 1. The ladder's matches: match id -> (player0, player1). Ids stay bytes
+    #    from read to write: decoding a million ids would cost more than the
+    #    Elo. (Ids are generated UUIDs: no tab, newline or backslash to escape.)
     seats: dict[bytes, tuple[bytes, bytes]] = {}
-    with rcur.copy(_COPY_CREATED.format(ladder=ladder_sql, high=high)) as copy:
-        for line in _lines(copy):
-            match_id, p0, p1 = line.split(b"\t")
-            seats[match_id] = (p0, p1)
+    for line in _chunks(rcur, _CREATED_CHUNK, (ladder_id,), high):
+        match_id, p0, p1 = line.split(b"\t")
+        seats[match_id] = (p0, p1)
     with rcur.copy(_COPY_ANNULLED.format(high=high)) as copy:
         for line in _lines(copy):
             seats.pop(line, None)
@@ -329,7 +332,9 @@ def _recompute(
         with rcur.copy(_COPY_ENDED_OF.format(matches=ids, high=high)) as source:
             players, done = rate_stream(_lines(source), seats, settings, total, report)
     else:
-        players, done = rate_stream(_ended_lines(rcur, high), seats, settings, total, report)
+        players, done = rate_stream(
+            _chunks(rcur, _ENDED_CHUNK, (), high), seats, settings, total, report
+        )
 
     # 3. Write: one row per player, the history as arrays in COPY's binary
     #    format, built with C-level slicing (the floats go over as their 8
@@ -487,12 +492,14 @@ def _binary_row(fields: tuple[bytes, ...]) -> bytes:
     )
 
 
-def _ended_lines(cur: psycopg.Cursor[Any], high: int) -> Iterable[bytes]:
-    """Every match_ended event up to ``high`` as ``position\\tmatch_id\\twinner``
-    lines (the COPY text layout, NULL as ``\\N``), in position order, in chunks."""
+def _chunks(
+    cur: psycopg.Cursor[Any], query: str, params: tuple[Any, ...], high: int
+) -> Iterable[bytes]:
+    """The lines of a chunked read (``_CREATED_CHUNK``, ``_ENDED_CHUNK``) up to
+    position ``high``, in position order: keyset paging on the position."""
     after = 0
     while True:
-        row = cur.execute(_ENDED_CHUNK, (after, high, ENDED_CHUNK_ROWS)).fetchone()
+        row = cur.execute(query, (*params, after, high, ENDED_CHUNK_ROWS)).fetchone()
         if row is None or row[0] is None:
             return
         yield from row[0].encode().split(b"\n")

@@ -89,9 +89,10 @@ CREATE UNLOGGED TABLE ladder_projections (
     updated_at     timestamptz NOT NULL DEFAULT now()
 );
 
--- A ladder recompute reads the match_created events of one ladder: index
--- them by ladder so it never scans other ladders' matches.
-CREATE INDEX events_ladder_created_idx ON events ((data ->> 'ladder_id'))
+-- A ladder recompute reads the match_created events of one ladder, in
+-- position order and in chunks: index them by ladder, then position, so it
+-- never scans other ladders' matches.
+CREATE INDEX events_ladder_created_idx ON events ((data ->> 'ladder_id'), position)
     WHERE type = 'match_created';
 
 REVOKE ALL ON ratings, rating_histories, rating_history, ladder_projections FROM PUBLIC;
