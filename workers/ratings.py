@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import gc
 import logging
+import queue
 import struct
 import sys
+import threading
 import time
 from array import array
 from collections.abc import Callable, Iterable
@@ -496,14 +498,49 @@ def _chunks(
     cur: psycopg.Cursor[Any], query: str, params: tuple[Any, ...], high: int
 ) -> Iterable[bytes]:
     """The lines of a chunked read (``_CREATED_CHUNK``, ``_ENDED_CHUNK``) up to
-    position ``high``, in position order: keyset paging on the position."""
-    after = 0
-    while True:
-        row = cur.execute(query, (*params, after, high, ENDED_CHUNK_ROWS)).fetchone()
-        if row is None or row[0] is None:
+    position ``high``, in position order: keyset paging on the position.
+
+    A thread fetches the next chunk while the caller works on this one, so
+    PostgreSQL builds chunk n+1 while Python rates chunk n (psycopg releases
+    the GIL while it waits for the server).
+    """
+    chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def put(item: bytes | BaseException | None) -> bool:
+        while not stop.is_set():
+            try:
+                chunks.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def fetch() -> None:
+        after = 0
+        try:
+            while True:
+                row = cur.execute(query, (*params, after, high, ENDED_CHUNK_ROWS)).fetchone()
+                if row is None or row[0] is None:
+                    break
+                if not put(row[0].encode()):
+                    return
+                after = row[1]
+        except BaseException as exc:  # handed to the consumer, raised there
+            put(exc)
             return
-        yield from row[0].encode().split(b"\n")
-        after = row[1]
+        put(None)
+
+    fetcher = threading.Thread(target=fetch, name="ratings-read", daemon=True)
+    fetcher.start()
+    try:
+        while (item := chunks.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield from item.split(b"\n")
+    finally:
+        stop.set()
+        fetcher.join()
 
 
 def _lines(copy: Any) -> Any:

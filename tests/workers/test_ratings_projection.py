@@ -188,3 +188,22 @@ async def test_two_jobs_of_one_ladder_never_interleave(
     assert second["mode"] == "none"
     assert waited > 0.5
     assert table(conn, ladder_id)["ann"][1] == 1  # rated once, not twice
+
+
+def test_a_chunked_read_hands_its_errors_over_and_stops_when_dropped(
+    conn: psycopg.Connection,
+) -> None:
+    from workers.ratings import _chunks
+
+    with pytest.raises(psycopg.errors.UndefinedColumn):
+        list(_chunks(conn.cursor(), "SELECT no_such_column, %s, %s, %s, %s", ("x",), 10))
+    lines = _chunks(
+        conn.cursor(),
+        "SELECT string_agg(g::text, E'\\n' ORDER BY g), max(g) FROM generate_series(1, 3) g"
+        " WHERE %s = %s AND g > %s AND g <= %s AND %s > 0",
+        ("a", "a"),
+        3,
+    )
+    assert next(iter(lines)) == b"1"
+    lines.close()  # the reading thread stops; the connection is usable again
+    assert conn.execute("SELECT 1").fetchone() == (1,)
