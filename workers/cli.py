@@ -17,6 +17,8 @@ import psycopg
 from redis import Redis
 from rq import SimpleWorker, Worker
 
+from service.ops.jobs import TimedJob
+from service.ops.logging import configure_logging
 from service.settings import load_settings
 from workers.queue import catch_up as enqueue_missed
 from workers.queue import queues
@@ -52,7 +54,7 @@ def _catch_up_loop(
 def worker(database_url: str, redis_url: str, burst: bool, fork: bool, catch_up: bool,
            catch_up_every: float) -> None:
     """Run a worker: Elo ratings of ladders and replay archives of finished matches."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    configure_logging()  # JSON lines, like the API's
     # The jobs read their database from the environment (workers.db).
     os.environ["DATABASE_URL"] = database_url
     os.environ["REDIS_URL"] = redis_url
@@ -71,7 +73,8 @@ def worker(database_url: str, redis_url: str, burst: bool, fork: bool, catch_up:
             daemon=True, name="catch-up",
         ).start()
     cls = Worker if fork else SimpleWorker
-    rq_worker = cls(listening, connection=redis)
+    # TimedJob times every job into matcha_job_seconds (by job and outcome).
+    rq_worker = cls(listening, connection=redis, job_class=TimedJob)
     click.echo(f"worker {rq_worker.name} on {', '.join(q.name for q in listening)}")
     try:
         rq_worker.work(burst=burst, with_scheduler=True, logging_level="INFO")
