@@ -19,6 +19,12 @@ Each figure is the median of ROUNDS timed rounds; the best round is
 reported too. Writes bench/results/engine.json.
 
     .venv/bin/python -m bench engine
+
+CPU time still moves by a factor of two or three with the load of a shared
+machine. Instruction counts do not: ``workload(matches, folds)`` plays
+``matches`` random-vs-random matches, then folds 500 recorded ones ``folds``
+times; run it under callgrind twice and take the difference per match or
+per event (docs/rules-engine.md, "Speed", has the commands and the counts).
 """
 
 import importlib.util
@@ -104,9 +110,30 @@ def _reference_match(reference: Any, rules: dict[str, Any], rng: random.Random) 
     return len(ref.events)
 
 
-def main() -> None:
+def _recorded(matches: int = 500) -> list[list[Event]]:
     rng = random.Random(2026)
-    logs = [play_match((random_bot, random_bot), STANDARD, rng)[1] for _ in range(500)]
+    return [play_match((random_bot, random_bot), STANDARD, rng)[1] for _ in range(matches)]
+
+
+def workload(matches: int, folds: int = 0) -> None:
+    """A fixed amount of engine work, to count instructions under callgrind.
+
+    The recorded logs are made first in every run (and warm the reveal
+    outcome cache, as a long-running process has it warm), so the difference
+    between two runs is the self-play or the folding alone.
+    """
+    logs = _recorded()
+    rng = random.Random(7)
+    for _ in range(matches):
+        play_match((random_bot, random_bot), STANDARD, rng)
+    for _ in range(folds):
+        for log in logs:
+            fold(log)
+
+
+def main() -> None:
+    logs = _recorded()
+    rng = random.Random(2026)
     events_per_match = sum(map(len, logs)) / len(logs)
 
     def fold_all() -> int:

@@ -1,9 +1,11 @@
 """evolve: apply one event to the state. Total over every event type; never
 checks a rule (the log is the truth), so folding a log never fails.
 
-One small function per event type, found by the event's exact type: a
-dictionary lookup is several times faster than ``match`` on msgspec classes
-(whose ``isinstance`` is slow), and folding is the hottest path of the service.
+One small function per event type. ``fold`` finds it by the event's exact
+type: a dictionary lookup is several times faster than ``match`` on msgspec
+classes (whose ``isinstance`` is slow), and folding is the hottest path of
+the service. ``decide`` knows the type of each event it emits and calls the
+handler directly (``card_played(t, event)``).
 """
 
 from collections.abc import Callable, Iterable
