@@ -10,7 +10,9 @@ stay hidden from non-owners, while the seed is shown. The seed is never
 shown before the end, to anyone: nobody may know future deals.
 """
 
-from schemas.cards import Card, RoundNo, Seat, TokenKind
+from functools import lru_cache
+
+from schemas.cards import Card, RoundNo, Seat
 from schemas.events import (
     CardPlayed,
     CardsKept,
@@ -19,7 +21,9 @@ from schemas.events import (
     HandDealt,
     RoundRevealed,
     TargetOutcome,
+    TeaPair,
 )
+from schemas.rules import Ruleset
 from schemas.views import (
     CardPlayedView,
     CardsKeptView,
@@ -37,7 +41,7 @@ from schemas.views import (
     Viewer,
 )
 from service.engine.reveal import supply_left
-from service.engine.state import State, slot
+from service.engine.state import State
 from service.engine.turns import legal_moves, must_keep
 from service.engine.winning import qualifies, tokens_to_qualify
 
@@ -140,7 +144,27 @@ def redact(
             return event
 
 
-def _tokens(counts: dict[TokenKind, int]) -> Tokens:
+# -- views -----------------------------------------------------------------------------------
+#
+# ``view`` runs for every frame of every replay archive (one or two per event),
+# so it is built for speed: who sees which seat's hidden cards is decided once
+# per call (``sees0``/``sees1``), and the parts that repeat from one state to
+# the next (the tatami of a hand, the last reveal, the supply, how close a seat
+# is to qualifying) come from small caches keyed by the values they are built
+# from. The views are immutable, so a cached one is the same value as a fresh one.
+
+_CACHE = 4096
+"""Entries per cache: a match has at most a few hundred distinct parts."""
+
+
+@lru_cache(maxsize=_CACHE)
+def _qualifying(tokens: Tokens, ruleset: Ruleset) -> tuple[bool, int]:
+    return qualifies(tokens, ruleset), tokens_to_qualify(tokens, ruleset)
+
+
+@lru_cache(maxsize=_CACHE)
+def _supply(tokens: tuple[Tokens, Tokens], ruleset: Ruleset) -> Tokens:
+    counts = supply_left(tokens, ruleset)
     return Tokens(
         matcha=counts["matcha"],
         chawan=counts["chawan"],
@@ -150,63 +174,127 @@ def _tokens(counts: dict[TokenKind, int]) -> Tokens:
     )
 
 
-def _seat_view(state: State, seat: Seat, viewer: Viewer, over: bool, hide: bool) -> SeatView:
-    sees = _sees(viewer, seat, over, hide)
+def _seat_view(
+    state: State, seat: Seat, sees: bool, over: bool, count_public: bool
+) -> SeatView:
     hand = state.hands[seat]
     kept = state.kept[seat]
-    # The keep choice is secret until the deal shows the counts (RULES §7).
-    count_public = state.phase != "keeping" or over
+    tokens = state.tokens[seat]
+    qualified, short = _qualifying(tokens, state.ruleset)
     return SeatView(
         seat=seat,
         player=state.players[seat],
         hand=hand if sees else None,
         hand_count=len(hand),
-        tokens=state.tokens[seat],
+        tokens=tokens,
         passed=state.passed[seat],
-        must_keep=must_keep(state, seat) and not over,
+        must_keep=not over and state.phase == "keeping" and kept is None and bool(hand),
         kept_count=None if kept is None or not (sees or count_public) else len(kept),
         kept=kept if sees else None,
-        qualifies=qualifies(state.tokens[seat], state.ruleset),
-        tokens_to_qualify=tokens_to_qualify(state.tokens[seat], state.ruleset),
+        qualifies=qualified,
+        tokens_to_qualify=short,
     )
 
 
-def _pairs(state: State, viewer: Viewer, over: bool, hide: bool) -> tuple[PairView, ...]:
-    last = state.last_reveal.round if state.last_reveal is not None else 0
-    pairs: list[PairView] = []
-    rounds: tuple[RoundNo, ...] = (1, 2, 3)
-    for round_no, tea in zip(rounds, state.tea, strict=False):
-        revealed = round_no <= last
-        targets: list[TargetView] = []
-        for ti, (target, tea_card) in enumerate((("number", tea.number), ("suit", tea.suit))):
-            c0 = state.placed[slot(round_no, 0, ti)]
-            c1 = state.placed[slot(round_no, 1, ti)]
-            shown = revealed and c0 is not None and c1 is not None
-            visible: tuple[Card | None, Card | None] = (
-                c0 if shown or _sees(viewer, 0, over, hide) else None,
-                c1 if shown or _sees(viewer, 1, over, hide) else None,
-            )
-            targets.append(
-                TargetView(
-                    target="number" if target == "number" else "suit",
-                    tea_card=tea_card,
-                    occupied=(c0 is not None, c1 is not None),
-                    cards=visible,
-                )
-            )
-        pairs.append(
-            PairView(round=round_no, number=targets[0], suit=targets[1], revealed=revealed)
+_ROUNDS: tuple[RoundNo, RoundNo, RoundNo] = (1, 2, 3)
+
+
+def _pairs(
+    tea: tuple[TeaPair, ...],
+    placed: tuple[Card | None, ...],
+    last: int,
+    sees0: bool,
+    sees1: bool,
+) -> tuple[PairView, ...]:
+    """The tatami: ``placed`` is indexed by ``state.slot``; ``last``: the last revealed round."""
+    # slot(round, seat, target) = (round - 1) * 4 + seat * 2 + target: a round's four
+    # slots are seat 0 number, seat 0 suit, seat 1 number, seat 1 suit.
+    if len(tea) == 3:  # every hand after the deal: one card played changes one pair
+        return (
+            _pair(1, tea[0], *placed[0:4], last >= 1, sees0, sees1),
+            _pair(2, tea[1], *placed[4:8], last >= 2, sees0, sees1),
+            _pair(3, tea[2], *placed[8:12], last >= 3, sees0, sees1),
         )
-    return tuple(pairs)
+    return tuple(
+        _pair(round_no, tea_pair, *placed[(round_no - 1) * 4 : round_no * 4],
+              round_no <= last, sees0, sees1)
+        for round_no, tea_pair in zip(_ROUNDS, tea, strict=False)
+    )  # fmt: skip
+
+
+@lru_cache(maxsize=_CACHE)
+def _pair(
+    round_no: RoundNo,
+    tea: TeaPair,
+    n0: Card | None,
+    s0: Card | None,
+    n1: Card | None,
+    s1: Card | None,
+    revealed: bool,
+    sees0: bool,
+    sees1: bool,
+) -> PairView:
+    """One tatami pair; a card lying face down shows only to a viewer who sees its seat."""
+    n_shown = revealed and n0 is not None and n1 is not None
+    s_shown = revealed and s0 is not None and s1 is not None
+    return PairView(
+        round=round_no,
+        number=TargetView(
+            target="number",
+            tea_card=tea.number,
+            occupied=(n0 is not None, n1 is not None),
+            cards=(n0 if n_shown or sees0 else None, n1 if n_shown or sees1 else None),
+        ),
+        suit=TargetView(
+            target="suit",
+            tea_card=tea.suit,
+            occupied=(s0 is not None, s1 is not None),
+            cards=(s0 if s_shown or sees0 else None, s1 if s_shown or sees1 else None),
+        ),
+        revealed=revealed,
+    )
+
+
+@lru_cache(maxsize=_CACHE)
+def _last_reveal(event: RoundRevealed, sees0: bool, sees1: bool) -> RoundRevealedView:
+    """``_redact_reveal`` with the viewer reduced to which seats' cards it sees."""
+    number, suit = event.outcomes
+    return RoundRevealedView(
+        v=event.v,
+        hand=event.hand,
+        round=event.round,
+        outcomes=(_outcome(number, sees0, sees1), _outcome(suit, sees0, sees1)),
+    )
+
+
+def _outcome(o: TargetOutcome, sees0: bool, sees1: bool) -> TargetOutcomeView:
+    c0, c1 = o.cards
+    return TargetOutcomeView(
+        target=o.target,
+        tea_card=o.tea_card,
+        placed=(c0 is not None, c1 is not None),
+        cards=(c0 if o.shown or sees0 else None, c1 if o.shown or sees1 else None),
+        shown=o.shown,
+        matched=o.matched,
+        winner=o.winner,
+        due=o.due,
+        given=o.given,
+    )
 
 
 def view(
     state: State, viewer: Viewer, *, version: int = 0, hide_hands_in_replay: bool = False
 ) -> MatchView:
     """The match as ``viewer`` may see it (RULES §8). ``version`` 0: use ``state.version``."""
-    hide = hide_hands_in_replay
     over = state.ended or state.annulled
-    moves = tuple(legal_moves(state, viewer)) if (viewer == 0 or viewer == 1) and not over else ()
+    # _sees(viewer, seat, over, hide), once per seat
+    everyone = viewer == "omniscient" or (over and not hide_hands_in_replay)
+    sees0 = everyone or viewer == 0
+    sees1 = everyone or viewer == 1
+    seat_viewer = viewer == 0 or viewer == 1
+    # The keep choice is secret until the deal shows the counts (RULES §7).
+    count_public = state.phase != "keeping" or over
+    reveal = state.last_reveal
     return MatchView(
         match_id=state.match_id,
         version=version or state.version,
@@ -217,16 +305,19 @@ def view(
         round=state.round,
         dealer=state.dealer,
         to_move=state.to_move,
-        seats=(_seat_view(state, 0, viewer, over, hide), _seat_view(state, 1, viewer, over, hide)),
-        tatami=_pairs(state, viewer, over, hide),
-        last_reveal=(
-            None
-            if state.last_reveal is None
-            else _redact_reveal(state.last_reveal, viewer, over, hide)
+        seats=(
+            _seat_view(state, 0, sees0, over, count_public),
+            _seat_view(state, 1, sees1, over, count_public),
         ),
-        supply=_tokens(supply_left(state.tokens, state.ruleset)),
-        must_keep=(viewer == 0 or viewer == 1) and must_keep(state, viewer) and not over,
-        legal_moves=moves,
+        tatami=_pairs(
+            state.tea, state.placed, 0 if reveal is None else reveal.round, sees0, sees1
+        ),
+        last_reveal=None if reveal is None else _last_reveal(reveal, sees0, sees1),
+        supply=_supply(state.tokens, state.ruleset),
+        must_keep=seat_viewer and not over and must_keep(state, viewer),  # type: ignore[arg-type]
+        legal_moves=(
+            tuple(legal_moves(state, viewer)) if seat_viewer and not over else ()  # type: ignore[arg-type]
+        ),
         result=(
             Result(winner=state.winner, reason=state.end_reason, annulled=state.annulled)
             if over
@@ -234,5 +325,5 @@ def view(
         ),
         seed_commitment=state.seed_commitment,
         seed=state.seed if over else None,
-        set_aside=state.set_aside if viewer == "omniscient" or (over and not hide) else None,
+        set_aside=state.set_aside if everyone else None,
     )
