@@ -49,7 +49,7 @@ async def finished_match(api: Api, **ladder: Any) -> tuple[str, str, Account, Ac
     """(ladder_id, match_id, organiser, seat 0, seat 1) of a match played to its end."""
     organiser = await api.with_role("organiser")
     a, b = await api.register(), await api.register()
-    ladder_id = await api.ladder(organiser, [a, b], **ladder)
+    ladder_id = await api.ladder(organiser, members=[a, b], **ladder)
     match_id = await api.pair(ladder_id, organiser, a, b)
     await api.play_out(match_id, (a, b), random.Random(1))
     return ladder_id, match_id, organiser, a, b
@@ -83,7 +83,7 @@ async def test_a_player_files_a_dispute_and_sees_only_their_own(api: Api) -> Non
 async def test_who_may_dispute_and_when(api: Api) -> None:
     organiser = await api.with_role("organiser")
     a, b, c = await api.register(), await api.register(), await api.register()
-    ladder_id = await api.ladder(organiser, [a, b], dispute_window_s=0)
+    ladder_id = await api.ladder(organiser, members=[a, b], dispute_window_s=0)
     live = await api.pair(ladder_id, organiser, a, b)
 
     too_early = await api.post(f"/api/matches/{live}/disputes", a, {"reason": "x"})
@@ -164,7 +164,7 @@ async def test_the_audit_of_an_honest_match_is_consistent_and_shows_the_whole_lo
 async def test_a_live_match_audit_never_shows_the_seed(api: Api, database_url: str) -> None:
     organiser = await api.with_role("organiser")
     a, b = await api.register(), await api.register()
-    ladder_id = await api.ladder(organiser, [a, b])
+    ladder_id = await api.ladder(organiser, members=[a, b])
     match_id = await api.pair(ladder_id, organiser, a, b)
     async with await psycopg.AsyncConnection.connect(database_url) as conn:
         cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
@@ -304,8 +304,8 @@ async def test_an_upheld_dispute_rates_the_ladder_as_if_the_match_had_never_been
 ) -> None:
     organiser = await api.with_role("organiser")
     a, b, c = await api.register(), await api.register(), await api.register()
-    season = await api.ladder(organiser, [a, b, c])
-    control = await api.ladder(organiser, [a, b, c])
+    season = await api.ladder(organiser, members=[a, b, c])
+    control = await api.ladder(organiser, members=[a, b, c])
     # (seat 0, seat 1, loser); the contested match is played out by the bots.
     schedule = [(a, b, b), (b, c, None), (a, c, a), (b, a, a), (c, b, b), (a, c, c)]
     contested = ""
@@ -380,7 +380,7 @@ async def test_a_live_match_annulled_takes_no_more_moves_and_its_seed_stays_secr
 ) -> None:
     organiser = await api.with_role("organiser")
     a, b = await api.register(), await api.register()
-    ladder_id = await api.ladder(organiser, [a, b])
+    ladder_id = await api.ladder(organiser, members=[a, b])
     match_id = await api.pair(ladder_id, organiser, a, b)
     async with await psycopg.AsyncConnection.connect(database_url) as conn:
         cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
