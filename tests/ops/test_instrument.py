@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from harness import Api, play_out
 from litestar.testing import AsyncTestClient
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -16,7 +17,6 @@ from service.errors import VersionConflict
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 from service.store.db import with_database
 
-from .match_client import new_match, play_out, view
 from .ops_harness import LogLines
 
 ADMIN_TOKEN = "ops-admin-token-" + "z" * 24
@@ -55,10 +55,12 @@ async def test_a_whole_match_is_counted_by_command_and_outcome(
     )
     app = create_app(settings)
     async with AsyncTestClient(app, timeout=30) as client:
-        _, match_id, a, b = await new_match(client, ADMIN_TOKEN)
-        start_version = (await view(client, match_id, a))["version"]
+        api = Api(client, ADMIN_TOKEN)
+        _, match_id, a, b = await api.new_ladder_match()
+        start_version = (await api.view(match_id, a))["version"]
         before = _values((await client.get("/metrics")).text)
-        final, sent = await play_out(client, match_id, (a, b), random.Random(7))
+        sent: dict[str, int] = {}
+        final = await play_out(api, match_id, (a, b), random.Random(7), sent=sent)
         # a stale command: refused, counted under its outcome
         stale = await client.post(
             f"/api/matches/{match_id}/pass", json={"expected_version": 1}, headers=a.auth

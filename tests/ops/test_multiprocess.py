@@ -23,12 +23,11 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
+from harness import Api, play_out
 
 from service.embedded import free_port
 from service.store.db import with_database
 from service.store.migrate import apply_migrations
-
-from .match_client import new_match, play_out, view
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -147,8 +146,9 @@ def test_a_match_played_on_one_process_is_watched_on_another_and_the_worker_rate
 
     async def scenario() -> tuple[str, str, dict, list[int], int]:
         async with httpx.AsyncClient(base_url=a, timeout=30) as client_a:
-            ladder_id, match_id, seat0, seat1 = await new_match(client_a, ADMIN_TOKEN)
-            start_version = (await view(client_a, match_id, seat1))["version"]
+            api = Api(client_a, ADMIN_TOKEN)
+            ladder_id, match_id, seat0, seat1 = await api.new_ladder_match()
+            start_version = (await api.view(match_id, seat1))["version"]
             seen: list[int] = []
             ended = asyncio.Event()
             final_version: dict[str, int] = {}
@@ -156,7 +156,7 @@ def test_a_match_played_on_one_process_is_watched_on_another_and_the_worker_rate
                 _watch(b, match_id, seat1.token, seen, ended, final_version)
             )
             await asyncio.sleep(0.5)  # B has subscribed before the first move
-            final, _ = await play_out(client_a, match_id, (seat0, seat1), random.Random(11))
+            final = await play_out(api, match_id, (seat0, seat1), random.Random(11))
             final_version["version"] = final["version"]
             if seen and seen[-1] >= final["version"]:
                 ended.set()
