@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 import httpx
 import msgspec
 import uvicorn
+from harness import Account, Api
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -173,52 +173,13 @@ def _redis_binary() -> str:
 # ---- the HTTP driver ---------------------------------------------------------------
 
 
-@dataclass
-class Account:
-    id: str
-    token: str
-
-    @property
-    def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
-
-
-class Driver:
-    """Sets up ladders and matches and plays them with random legal moves, over HTTP."""
+class Driver(Api):
+    """The shared test client (tests/harness.py), as the live tests' admin, that also
+    plays matches one random legal command at a time."""
 
     def __init__(self, client: httpx.AsyncClient) -> None:
+        super().__init__(client, ADMIN_TOKEN)
         self.http = client
-        self.admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-
-    async def register(self) -> Account:
-        r = await self.http.post("/api/players", json={"name": f"p-{uuid.uuid4().hex[:10]}"})
-        assert r.status_code == 201, r.text
-        body = r.json()
-        return Account(id=body["id"], token=body["token"])
-
-    async def new_match(self, **ladder: Any) -> tuple[str, Account, Account]:
-        organiser = await self.register()
-        r = await self.http.post(
-            f"/api/admin/players/{organiser.id}/roles", json={"roles": ["organiser"]},
-            headers=self.admin,
-        )
-        assert r.status_code == 200, r.text
-        r = await self.http.post(
-            "/api/ladders", json={"name": f"l-{uuid.uuid4().hex[:8]}", **ladder},
-            headers=organiser.auth,
-        )
-        assert r.status_code == 201, r.text
-        ladder_id = r.json()["id"]
-        a, b = await self.register(), await self.register()
-        for p in (a, b):
-            r = await self.http.post(f"/api/ladders/{ladder_id}/members", headers=p.auth)
-            assert r.status_code == 200, r.text
-        r = await self.http.post(
-            f"/api/ladders/{ladder_id}/matches", json={"players": [a.id, b.id]},
-            headers=organiser.auth,
-        )
-        assert r.status_code == 201, r.text
-        return r.json()["match_id"], a, b
 
     async def step(self, match_id: str, seats: tuple[Account, Account], rng: random.Random) -> int:
         """One command by whichever seat has a decision; the match version after it (0: over)."""
