@@ -2,25 +2,31 @@
 
 One command, end to end (docs/architecture.md):
 
-1. fold the match: this process's cached fold brought forward with the
-   events after its version (``service.api.fold_cache``);
+1. fold the match: this process's cached fold, used as it is when the
+   client's expected version equals its version (optimistic: the append
+   below is the check), else brought forward with the events after its
+   version (``service.api.fold_cache``);
 2. check the caller owns a seat, and the client's expected version;
 3. ``engine.step`` (pure; raises ``RuleError`` with the rule's code);
 4. ``store.append`` at the version the command was checked against, with the
-   idempotency key (one durable transaction);
-5. then, side by side: the ``match_summaries`` projection and the after-commit
-   hooks (live publish, end-of-match jobs). Both are best effort: a failure
-   is logged and never fails the command; the events table is the truth.
+   idempotency key and the match's ``match_summaries`` row: one durable
+   transaction, one statement, one round trip. An append that finds the
+   match moved on (the cache was stale) reloads and goes back to 2;
+5. then the after-commit hooks (live publish, end-of-match jobs) with the
+   rows the append returned. Best effort: a failure is logged and never
+   fails the command; the events table is the truth.
+
+Why this shape: bench/bench_api.py, docs/api.md "Performance" (one round
+trip to PostgreSQL per command instead of four).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import secrets
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -32,7 +38,7 @@ from schemas.rules import RULESETS
 from schemas.views import MatchView
 from service.api.auth import Player, new_id
 from service.api.fold_cache import FoldCache, Folded, advance, fold_from_start
-from service.api.summaries import Summary, rebuild_match_summaries, save_summary
+from service.api.summaries import rebuild_match_summaries, upsert_statement
 from service.engine import State, decide, fold, initial_state, step, view
 from service.errors import Conflict, Forbidden, NotFound, RuleError, VersionConflict
 
@@ -195,12 +201,13 @@ class MatchService:
             ladder_id=ladder_id,
         )
         events = decide(initial_state(seed), command)
-        await self.store.append(match_id, 0, events, actor=actor, seed=seed)
-        self._seeds[match_id] = seed
         folded = fold_from_start(events, seed)
+        result = await self.store.append(
+            match_id, 0, events, actor=actor, seed=seed, also=[upsert_statement(folded.summary)]
+        )
+        self._seeds[match_id] = seed
         self._folds.put(folded)
-        await self._project(folded.summary)
-        await self._after_commit(match_id, 0)
+        await self._after_commit(match_id, result.stored)
         return StartedMatch(
             match_id=match_id,
             ladder_id=ladder_id,
@@ -237,41 +244,63 @@ class MatchService:
         expected_version: int | None,
         idempotency_key: str | None,
     ) -> CommandResult:
-        folded = await self.current(match_id)
-        seat = seat_of(folded.created, player.id)
-        if seat is None:
-            raise Forbidden("Only the two players of this match may act in it.")
-        command = seat_command(body, seat)
-        request_hash = command_hash(match_id, command) if idempotency_key else None
-        version = folded.version
-        try:
-            if expected_version is not None and expected_version != version:
-                raise VersionConflict(
-                    f"The match is at version {version}, not {expected_version}; reload and retry."
-                )
-            new_state, new_events = step(folded.state, command)
-        except (RuleError, VersionConflict):
-            # A retry of a command that already succeeded meets a state that
-            # moved on: answer with the first result instead of the refusal.
-            if idempotency_key is not None:
-                earlier = await self._earlier(match_id, player, idempotency_key, request_hash)
-                if earlier is not None:
-                    return await self._replayed(match_id, seat, earlier)
-            raise
-        result = await self.store.append(
-            match_id,
-            version,
-            new_events,
-            actor=player.id,
-            idempotency_key=idempotency_key,
-            request_hash=request_hash,
+        folded = self._folds.get(match_id)
+        # The cached fold is trusted only as far as the append will check it:
+        # the append at its version fails if the match moved on. A client that
+        # expects another version has seen a newer one (or an older one):
+        # read what is there first, as the refusal must be about the truth.
+        fresh = folded is None or (
+            expected_version is not None and expected_version != folded.version
         )
+        if fresh:
+            folded = await self.current(match_id)
+        assert folded is not None
+        while True:
+            seat = seat_of(folded.created, player.id)
+            if seat is None:
+                raise Forbidden("Only the two players of this match may act in it.")
+            command = seat_command(body, seat)
+            request_hash = command_hash(match_id, command) if idempotency_key else None
+            version = folded.version
+            try:
+                if expected_version is not None and expected_version != version:
+                    raise VersionConflict(
+                        f"The match is at version {version}, not {expected_version};"
+                        " reload and retry."
+                    )
+                new_state, new_events = step(folded.state, command)
+            except (RuleError, VersionConflict):
+                if not fresh:  # refused by a cached fold: judge again on the latest
+                    folded, fresh = await self.current(match_id), True
+                    continue
+                # A retry of a command that already succeeded meets a state that
+                # moved on: answer with the first result instead of the refusal.
+                if idempotency_key is not None:
+                    earlier = await self._earlier(match_id, player, idempotency_key, request_hash)
+                    if earlier is not None:
+                        return await self._replayed(match_id, seat, earlier)
+                raise
+            after = advance(folded, new_events)
+            try:
+                result = await self.store.append(
+                    match_id,
+                    version,
+                    new_events,
+                    actor=player.id,
+                    idempotency_key=idempotency_key,
+                    request_hash=request_hash,
+                    also=[upsert_statement(after.summary)],
+                )
+            except VersionConflict:
+                if fresh:
+                    raise
+                folded, fresh = await self.current(match_id), True
+                continue
+            break
         if result.replayed:
             return await self._replayed(match_id, seat, result.last_version)
-        after = advance(folded, new_events)
         self._folds.put(after)
-        # Independent once the events are committed: run them side by side.
-        await asyncio.gather(self._project(after.summary), self._after_commit(match_id, version))
+        await self._after_commit(match_id, result.stored)
         return CommandResult(
             version=result.last_version, view=view(new_state, seat, version=result.last_version)
         )
@@ -303,35 +332,14 @@ class MatchService:
             state = fold([e.event for e in events[:last_version]], state.seed)
         return CommandResult(version=last_version, view=view(state, seat, version=last_version))
 
-    async def _project(self, summary: Summary) -> None:
-        """Upsert the match's summary, without waiting for the disk.
-
-        ``synchronous_commit = off`` for this one transaction: it returns
-        before the WAL is flushed, saving a second fsync per command (the
-        events themselves were committed durably by the store). A crash can
-        lose the last few milliseconds of summary updates, never an event; the
-        next command of that match rewrites its whole summary, and the app
-        catches up any summary behind its events at start
-        (``catch_up_match_summaries``). A failure is logged, not raised: the
-        command's events are committed, and the summary is only a projection.
-        """
-        try:
-            async with self.pool.connection() as conn:
-                await save_summary(conn, summary, durable=False)
-        except Exception:
-            log.exception("match summary of %s not saved; it catches up later", summary.match_id)
-
-    async def _after_commit(self, match_id: str, after_version: int) -> None:
-        if not self.after_commit:
+    async def _after_commit(self, match_id: str, stored: Sequence[StoredEvent]) -> None:
+        """Run the hooks with the rows the append wrote (no read back)."""
+        if not self.after_commit or not stored:
             return
-        try:
-            stored = await self.store.load(match_id, after=after_version)
-        except Exception:  # the command is committed: a hint lost is not an error
-            log.exception("could not reload match %s for the after-commit hooks", match_id)
-            return
+        rows = list(stored)
         for hook in self.after_commit:
             try:
-                await hook(match_id, stored)
+                await hook(match_id, rows)
             except Exception:  # a hint channel must never fail a committed command
                 log.exception("after-commit hook %r failed for match %s", hook, match_id)
 

@@ -151,10 +151,13 @@ async def _load_for(
     over = is_terminal(state)
     hide_hands = False
     delay = 0
-    if created.ladder_id is not None:
+    seat = seat_of(created, caller.id) if caller else None
+    # A player during the match sees from their seat whatever the ladder's
+    # rules (they only hide hands after the end and delay spectators): no
+    # pool checkout for them on the hot path.
+    if created.ladder_id is not None and (seat is None or over):
         async with pool.connection() as conn:
             hide_hands, delay = await viewing_rules(conn, created.ladder_id)
-    seat = seat_of(created, caller.id) if caller else None
     viewer: Viewer
     horizon: datetime | None = None
     if seat is not None:

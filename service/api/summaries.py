@@ -120,6 +120,12 @@ def _params(s: Summary) -> tuple[object, ...]:
     )
 
 
+def upsert_statement(summary: Summary) -> tuple[str, tuple[object, ...]]:
+    """``(sql, params)`` of the upsert, for ``EventStore.append(also=...)``: the
+    summary then commits in the same transaction as the events it follows."""
+    return _UPSERT, _params(summary)
+
+
 async def save_summary(conn: AsyncConnection, summary: Summary, *, durable: bool = True) -> None:
     """Upsert one row; an older summary never overwrites a newer one.
 

@@ -63,6 +63,9 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
     positions: tuple[int, ...]
     replayed: bool = False
     """True: the idempotency key was used before; this is the first result, nothing appended."""
+    stored: tuple[StoredEvent, ...] = ()
+    """The rows this append wrote, in version order, as ``load`` would return them
+    (empty when ``replayed``): the after-commit hooks need not read them back."""
 
 
 _COLUMNS = "position, match_id, version, type, data::text, actor, recorded_at, prev_hash, hash"
@@ -81,7 +84,7 @@ new_key AS (
 ),
 new_seed AS (
     INSERT INTO match_seeds (match_id, seed) SELECT %s, %s::text WHERE %s::text IS NOT NULL
-)
+){also}
 INSERT INTO events (match_id, version, type, data, actor, recorded_at, prev_hash, hash)
 SELECT n.match_id, n.version, n.type, n.data::jsonb, n.actor, n.recorded_at, n.prev_hash, n.hash
 FROM barrier,
@@ -92,15 +95,16 @@ RETURNING position, version
 _ROW = "(%s::text, %s::int, %s::text, %s::text, %s::text, %s::timestamptz, %s::bytea, %s::bytea)"
 
 
-@lru_cache(maxsize=64)
-def _append_sql(rows: int) -> str:
+@lru_cache(maxsize=256)
+def _append_sql(rows: int, also: tuple[str, ...] = ()) -> str:
     """The append statement for `rows` events (scalar parameters: cheaper to send than arrays).
 
     One statement on an autocommit connection, so one implicit transaction and
-    one round trip: the lock, the events, the idempotency key and the seed
-    commit together or not at all.
+    one round trip: the lock, the events, the idempotency key, the seed and the
+    caller's ``also`` statements commit together or not at all.
     """
-    return _APPEND_HEAD.format(rows=", ".join([_ROW] * rows))
+    extra = "".join(f",\nalso_{i} AS (\n{sql}\n)" for i, sql in enumerate(also))
+    return _APPEND_HEAD.format(rows=", ".join([_ROW] * rows), also=extra)
 
 
 def event_type(event: Event) -> str:
@@ -168,8 +172,15 @@ class EventStore:
         idempotency_key: str | None = None,
         request_hash: str | None = None,
         seed: str | None = None,
+        also: Sequence[tuple[str, Sequence[Any]]] = (),
     ) -> AppendResult:
         """Append `events` as versions ``expected_version + 1 ...`` in one transaction.
+
+        ``also``: ``(sql, params)`` data-modifying statements (INSERT, UPDATE or
+        DELETE with ``%s`` placeholders, no RETURNING) that commit in the same
+        transaction as the events, e.g. a projection kept in step with them
+        (run as CTEs of the append's one statement, so no extra round trip).
+        They are skipped when the append is a replay of an idempotency key.
 
         Raises VersionConflict if the match is not at `expected_version` (nothing
         is written), Conflict(``idempotency_key_reused``) if this actor used
@@ -233,12 +244,16 @@ class EventStore:
                 *(actor, idempotency_key, match_id, request_hash, first, last, idempotency_key),
                 *(match_id, seed, seed),
             ]
+            for _, also_params in also:
+                params += also_params
             for version, type_, data, prev, hash_ in zip(
                 versions, types, datas, prevs, hashes, strict=True
             ):
                 params += [match_id, version, type_, data, actor, recorded_at, prev, hash_]
             try:
-                cur = await conn.execute(_append_sql(len(events)), params)
+                cur = await conn.execute(
+                    _append_sql(len(events), tuple(sql for sql, _ in also)), params
+                )
                 rows = await cur.fetchall()
             except errors.UniqueViolation as exc:
                 # The key, the version or the seed was taken by a committed
@@ -256,7 +271,25 @@ class EventStore:
 
         self._remember(match_id, last, hashes[-1])
         positions = tuple(position for position, _ in sorted(rows, key=lambda r: r[1]))
-        return AppendResult(first_version=first, last_version=last, positions=positions)
+        stored = tuple(
+            StoredEvent(
+                position=position,
+                match_id=match_id,
+                version=version,
+                type=type_,
+                event=event,
+                actor=actor,
+                recorded_at=recorded_at,
+                prev_hash=prev,
+                hash=hash_,
+            )
+            for position, version, type_, event, prev, hash_ in zip(
+                positions, versions, types, events, prevs, hashes, strict=True
+            )
+        )
+        return AppendResult(
+            first_version=first, last_version=last, positions=positions, stored=stored
+        )
 
     async def _replay(
         self,
