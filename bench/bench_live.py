@@ -42,6 +42,8 @@ from typing import Any
 import httpx
 import msgspec
 
+from service.api.seat_state import move_request
+
 RESULTS = Path(__file__).parent / "results" / "live.json"
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN_TOKEN = "bench-live-" + uuid.uuid4().hex
@@ -233,12 +235,9 @@ class _Driver:
             moves = [m for m in view["legal_moves"] if m["type"] != "resign"]
             if not moves:
                 continue
-            move = rng.choice(moves)
-            path, body = {
-                "play_card": ("play", {"card": move.get("card"), "target": move.get("target")}),
-                "pass": ("pass", {}),
-                "keep_cards": ("keep", {"cards": move.get("cards", [])}),
-            }[move["type"]]
+            request = move_request(rng.choice(moves))
+            assert request is not None
+            path, body = request
             r = await self.http.post(f"/api/matches/{match_id}/{path}",
                                      json={**body, "expected_version": version}, headers=auth)
             r.raise_for_status()

@@ -59,6 +59,21 @@ def seat_state(view: dict[str, Any]) -> State:
     )
 
 
+def move_request(move: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The route and body that make one of a view's ``legal_moves``; None for a
+    resignation, which is no choice of play."""
+    match move["type"]:
+        case "play_card":
+            return "play", {"card": move["card"], "target": move["target"]}
+        case "pass":
+            return "pass", {}
+        case "keep_cards":
+            return "keep", {"cards": list(move["cards"])}
+        case "resign":
+            return None
+    raise ValueError(f"unexpected legal move {move}")
+
+
 def bot_request(
     view: dict[str, Any], bot: Bot, rng: random.Random
 ) -> tuple[str, dict[str, Any]] | None:

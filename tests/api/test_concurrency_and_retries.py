@@ -13,6 +13,7 @@ from api_harness import Account, Api, events_rows
 from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
+from service.api.seat_state import move_request
 from service.settings import Settings
 from service.store import check_match_chain
 
@@ -23,12 +24,9 @@ def _commands(view: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     seat = view["viewer"]
     out: list[tuple[str, dict[str, Any]]] = []
     for move in view["legal_moves"]:
-        if move["type"] == "play_card":
-            out.append(("play", {"card": move["card"], "target": move["target"]}))
-        elif move["type"] == "pass":
-            out.append(("pass", {}))
-        elif move["type"] == "keep_cards":
-            out.append(("keep", {"cards": list(move["cards"])}))
+        request = move_request(move)
+        if request is not None:
+            out.append(request)
     assert out or not view["legal_moves"], seat
     return out
 

@@ -30,6 +30,7 @@ from websockets.exceptions import ConnectionClosed
 
 from schemas.events import MatchEnded
 from schemas.views import LogEntry
+from service.api.seat_state import move_request
 from service.embedded import free_port
 from service.engine import fold, redact
 from service.engine.state import State, slot
@@ -195,12 +196,9 @@ class Driver(Api):
             moves = [m for m in view["legal_moves"] if m["type"] != "resign"]
             if not moves:
                 continue
-            move = rng.choice(moves)
-            path, body = {
-                "play_card": ("play", {"card": move.get("card"), "target": move.get("target")}),
-                "pass": ("pass", {}),
-                "keep_cards": ("keep", {"cards": move.get("cards", [])}),
-            }[move["type"]]
+            request = move_request(rng.choice(moves))
+            assert request is not None
+            path, body = request
             body["expected_version"] = view["version"]
             r = await self.http.post(
                 f"/api/matches/{match_id}/{path}", json=body, headers=account.auth
