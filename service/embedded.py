@@ -110,8 +110,11 @@ def _stop(proc: subprocess.Popen[bytes], sig: int, timeout: float) -> None:
 # ---------------------------------------------------------------- PostgreSQL
 
 
-class EmbeddedPostgres:
-    """A PostgreSQL server child process; `cleanup()` stops it (fast shutdown)."""
+class _ServerProcess:
+    """A server child process with its data folder, URL and log; `stop()` ends it
+    with the signal that makes this server shut down cleanly."""
+
+    stop_signal: signal.Signals
 
     def __init__(self, data_dir: Path, proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
         self.data_dir = data_dir
@@ -123,11 +126,16 @@ class EmbeddedPostgres:
     def pid(self) -> int:
         return self.proc.pid
 
-    def cleanup(self) -> None:
-        # SIGINT is PostgreSQL's "fast" shutdown: roll back open sessions, checkpoint, exit.
-        _stop(self.proc, signal.SIGINT, timeout=30)
+    def stop(self) -> None:
+        _stop(self.proc, self.stop_signal, timeout=30)
 
-    stop = cleanup
+
+class EmbeddedPostgres(_ServerProcess):
+    """A PostgreSQL server child process; `cleanup()` stops it (fast shutdown)."""
+
+    # SIGINT is PostgreSQL's "fast" shutdown: roll back open sessions, checkpoint, exit.
+    stop_signal = signal.SIGINT
+    cleanup = _ServerProcess.stop
 
 
 def _pg_bin() -> Path:
@@ -306,24 +314,12 @@ def start_postgres(data_dir: Path, timeout: float = 60) -> tuple[str, EmbeddedPo
 # --------------------------------------------------------------------- Redis
 
 
-class EmbeddedRedis:
+class EmbeddedRedis(_ServerProcess):
     """A redis-server child process; `shutdown()` stops it after saving its data."""
 
-    def __init__(self, data_dir: Path, proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-        self.data_dir = data_dir
-        self.proc = proc
-        self.url = url
-        self.log = log
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def shutdown(self) -> None:
-        # SIGTERM makes redis-server flush the append-only file and exit
-        _stop(self.proc, signal.SIGTERM, timeout=30)
-
-    stop = shutdown
+    # SIGTERM makes redis-server flush the append-only file and exit
+    stop_signal = signal.SIGTERM
+    shutdown = _ServerProcess.stop
 
 
 def _remembered_port(data_dir: Path, port: int | None) -> int:
