@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from litestar import delete, get, post
 from litestar.params import Parameter
+from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from service.api.auth import Player, new_id
@@ -216,6 +217,16 @@ async def decline_challenge(
     return await _decide_challenge(challenge_id, player, pool, False, matches)
 
 
+async def _lock_queue(conn: AsyncConnection, ladder_id: str) -> None:
+    """One queue operation per ladder at a time (a transaction-scoped advisory
+    lock on the ladder id). Without it two players joining at the same moment
+    could each see the other absent and both wait, or two joiners could both
+    take the same waiting player. Queue traffic is tiny next to match commands,
+    so serialising it per ladder costs nothing, and the lock is released by
+    COMMIT/ROLLBACK on any path."""
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtext('queue:' || %s))", (ladder_id,))
+
+
 @post(
     "/api/ladders/{ladder_id:str}/queue",
     operation_id="joinQueue",
@@ -231,13 +242,7 @@ async def join_queue(
         ladder = await ladder_by_id(conn, ladder_id)
         if not await is_member(conn, ladder_id, player.id):
             raise Forbidden("Join the ladder before queueing on it.")
-        # One queue operation per ladder at a time (a transaction-scoped
-        # advisory lock on the ladder id). Without it two players joining at
-        # the same moment could each see the other absent and both wait, or
-        # two joiners could both take the same waiting player. Queue traffic
-        # is tiny next to match commands, so serialising it per ladder costs
-        # nothing, and the lock is released by COMMIT/ROLLBACK on any path.
-        await conn.execute("SELECT pg_advisory_xact_lock(hashtext('queue:' || %s))", (ladder_id,))
+        await _lock_queue(conn, ladder_id)
         rating = await rating_of(conn, ladder_id, player.id)
         # Nearest rating first (then who waited longest), within the ladder's
         # max_difference: players farther apart than that keep waiting.
@@ -288,7 +293,7 @@ async def leave_queue(ladder_id: str, player: Player, pool: AsyncConnectionPool)
     """Stop waiting (harmless when not waiting)."""
     async with pool.connection() as conn, conn.transaction():
         await ladder_by_id(conn, ladder_id)
-        await conn.execute("SELECT pg_advisory_xact_lock(hashtext('queue:' || %s))", (ladder_id,))
+        await _lock_queue(conn, ladder_id)
         await conn.execute(
             "DELETE FROM match_queue WHERE ladder_id = %s AND player_id = %s",
             (ladder_id, player.id),
