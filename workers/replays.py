@@ -33,7 +33,7 @@ import psycopg
 
 from schemas.events import Event, MatchCreated, MatchEnded, decode_event, encode_event
 from schemas.rules import Ruleset
-from schemas.views import EventView, MatchView
+from schemas.views import EventView, MatchView, PairView, SeatView
 from service.engine import evolve, initial_state, redact, view
 from service.engine.state import State
 from service.errors import NotFound, ValidationFailed
@@ -41,8 +41,10 @@ from service.store.chain import GENESIS_HASH, format_recorded_at, row_hash
 from workers import db
 
 FORMAT: Literal["matcha-record/1"] = "matcha-record/1"
-ARCHIVE_FORMAT: Literal["matcha-replay/1"] = "matcha-replay/1"
-GZIP_LEVEL = 6
+ARCHIVE_FORMAT: Literal["matcha-replay/2"] = "matcha-replay/2"
+"""2: each frame stores only the fields of its views that changed (docs/replays.md).
+Archives of format 1 (every view whole) are still read."""
+GZIP_LEVEL = 3
 """Fixed, like ``mtime=0``: the same archive always compresses to the same bytes."""
 
 Result = Literal["1-0", "0-1", "1/2-1/2", "annulled", "*"]
@@ -121,9 +123,36 @@ class Frame(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ReplayArchive(msgspec.Struct, frozen=True, kw_only=True):
+    """An archive as read (``decode_archive``): every frame whole."""
+
     format: str = ARCHIVE_FORMAT
     record: MatchRecord
     frames: list[Frame]
+
+
+class StoredFrame(msgspec.Struct, frozen=True, kw_only=True):
+    """A frame as format 2 stores it: the ``MatchView`` fields that changed.
+
+    ``omniscient``: the fields of this frame's omniscient view that differ
+    from the previous frame's (the first frame: every field). ``public``:
+    None, the same as ``omniscient``; else the fields of the public view that
+    differ from the previous frame's public view (the first: every field).
+    """
+
+    version: int
+    type: str
+    omniscient: dict[str, Any]
+    public: dict[str, Any] | None = None
+
+
+class StoredArchive(msgspec.Struct, frozen=True, kw_only=True):
+    format: str = ARCHIVE_FORMAT
+    record: MatchRecord
+    frames: list[StoredFrame]
+
+
+class _Format(msgspec.Struct):
+    format: str
 
 
 class BuiltArchive(msgspec.Struct, frozen=True, kw_only=True):
@@ -139,6 +168,8 @@ class BuiltArchive(msgspec.Struct, frozen=True, kw_only=True):
 
 _encoder = msgspec.json.Encoder()
 _archive_decoder = msgspec.json.Decoder(ReplayArchive)
+_stored_decoder = msgspec.json.Decoder(StoredArchive)
+_format_decoder = msgspec.json.Decoder(_Format)
 _record_decoder = msgspec.json.Decoder(MatchRecord)
 
 
@@ -156,7 +187,105 @@ def decode_record(data: bytes | str) -> MatchRecord:
 
 
 def decode_archive(data: bytes) -> ReplayArchive:
-    return _archive_decoder.decode(gzip.decompress(data))
+    """An archive's bytes (format 1 or 2) with every frame whole."""
+    raw = gzip.decompress(data)
+    if _format_decoder.decode(raw).format != ARCHIVE_FORMAT:
+        return _archive_decoder.decode(raw)
+    stored = _stored_decoder.decode(raw)
+    return ReplayArchive(
+        format=stored.format, record=stored.record, frames=expand_frames(stored.frames)
+    )
+
+
+_VIEW_FIELDS = MatchView.__struct_fields__
+
+
+_BY_ELEMENT = ("seats", "tatami")
+"""Stored element by element (``_changes``): a seat or a pair is never null."""
+
+
+def _part_changes(new: SeatView | PairView, old: SeatView | PairView) -> dict[str, Any]:
+    """The fields of a seat or a tatami pair that differ from ``old``'s."""
+    astuple = msgspec.structs.astuple
+    return {
+        name: value
+        for name, value, before in zip(
+            new.__struct_fields__, astuple(new), astuple(old), strict=True
+        )
+        if value is not before and value != before
+    }
+
+
+def _changes(new: tuple[Any, ...], old: tuple[Any, ...] | None) -> dict[str, Any]:
+    """The fields of a view (``astuple``) that differ from ``old``'s, in field order.
+
+    ``seats`` and ``tatami`` (when as long as before) go element by element:
+    null for a seat or pair that did not change, else its changed fields (a
+    card played changes one seat and one pair, and of that pair one target).
+    """
+    if old is None:
+        return dict(zip(_VIEW_FIELDS, new, strict=True))
+    changed: dict[str, Any] = {}
+    for name, value, before in zip(_VIEW_FIELDS, new, old, strict=True):
+        # ``is`` first: the engine's view caches hand back the very same parts
+        if value is before or value == before:
+            continue
+        if name in _BY_ELEMENT and len(value) == len(before):
+            value = [
+                None if v is b or v == b else _part_changes(v, b)
+                for v, b in zip(value, before, strict=True)
+            ]
+        changed[name] = value
+    return changed
+
+
+def _apply(view: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``view`` (JSON fields) with ``changes`` (``_changes``) applied."""
+    merged = view | changes
+    for name in _BY_ELEMENT:
+        value = changes.get(name)
+        if value is not None and name in view and len(value) == len(view[name]):
+            merged[name] = [
+                b if v is None else b | v for v, b in zip(value, view[name], strict=True)
+            ]
+    return merged
+
+
+def stored_frames(frames: Sequence[Frame]) -> list[StoredFrame]:
+    """Frames as format 2 stores them (see ``StoredFrame``)."""
+    out: list[StoredFrame] = []
+    astuple = msgspec.structs.astuple
+    omniscient: tuple[Any, ...] | None = None
+    public: tuple[Any, ...] | None = None
+    for f in frames:
+        o = astuple(f.omniscient)
+        p = o if f.public is None else astuple(f.public)
+        out.append(StoredFrame(
+            version=f.version,
+            type=f.type,
+            omniscient=_changes(o, omniscient),
+            public=None if f.public is None else _changes(p, public),
+        ))
+        omniscient, public = o, p
+    return out
+
+
+def expand_frames(stored: Sequence[StoredFrame]) -> list[Frame]:
+    """Whole frames from stored ones (the inverse of ``stored_frames``)."""
+    frames: list[Frame] = []
+    omniscient: dict[str, Any] = {}
+    public: dict[str, Any] = {}
+    for s in stored:
+        omniscient = _apply(omniscient, s.omniscient)
+        o = msgspec.convert(omniscient, MatchView)
+        if s.public is None:
+            public = omniscient
+            frames.append(Frame(version=s.version, type=s.type, omniscient=o))
+        else:
+            public = _apply(public, s.public)
+            frames.append(Frame(version=s.version, type=s.type, omniscient=o,
+                                public=msgspec.convert(public, MatchView)))
+    return frames
 
 
 # -- building ------------------------------------------------------------------------------
@@ -282,7 +411,7 @@ def _tag(event: Event) -> str:
 
 def pack(record: MatchRecord, frames: list[Frame]) -> tuple[bytes, int]:
     """Canonical JSON, gzip at a fixed level with mtime 0: (bytes, raw size)."""
-    raw = _encoder.encode(ReplayArchive(record=record, frames=frames))
+    raw = _encoder.encode(StoredArchive(record=record, frames=stored_frames(frames)))
     return gzip.compress(raw, compresslevel=GZIP_LEVEL, mtime=0), len(raw)
 
 
