@@ -15,12 +15,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import get, post
+from litestar import Request, get, post
 from litestar.params import HeaderParameter, Parameter
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.views import LogEntry, MatchView, Viewer
 from service.api.auth import Player
+from service.api.deps import current_player, maybe_player
 from service.api.ladders import viewing_rules
 from service.engine import State, fold, is_terminal, redact, view
 from service.errors import ValidationFailed
@@ -63,13 +64,17 @@ def _expected_version(body: CommandBody, if_match: str | None) -> int | None:
 
 
 async def _command(
-    matches: MatchService,
+    request: Request[Any, Any, Any],
     match_id: str,
-    player: Player,
     body: CommandBody,
     if_match: str | None,
     idempotency_key: str | None,
 ) -> CommandResult:
+    # The caller and the service are read here, not injected: two injected
+    # dependencies make litestar resolve them in an anyio task group, which
+    # cost about 7% of the API's CPU per request (docs/api.md "Performance").
+    player = await current_player(request)
+    matches: MatchService = request.app.state.matches
     return await matches.handle(
         match_id, player, body, _expected_version(body, if_match), idempotency_key
     )
@@ -81,26 +86,24 @@ async def _command(
 async def play(
     match_id: str,
     data: PlayBody,
-    player: Player,
-    matches: MatchService,
+    request: Request[Any, Any, Any],
     if_match: IfMatch,
     idempotency_key: IdempotencyKey,
 ) -> CommandResult:
     """Play a card face down beside a target of the current round."""
-    return await _command(matches, match_id, player, data, if_match, idempotency_key)
+    return await _command(request, match_id, data, if_match, idempotency_key)
 
 
 @post("/api/matches/{match_id:str}/pass", operation_id="pass", tags=["commands"], status_code=200)
 async def pass_(
     match_id: str,
     data: PassBody,
-    player: Player,
-    matches: MatchService,
+    request: Request[Any, Any, Any],
     if_match: IfMatch,
     idempotency_key: IdempotencyKey,
 ) -> CommandResult:
     """Take no more turns this round."""
-    return await _command(matches, match_id, player, data, if_match, idempotency_key)
+    return await _command(request, match_id, data, if_match, idempotency_key)
 
 
 @post(
@@ -109,13 +112,12 @@ async def pass_(
 async def keep(
     match_id: str,
     data: KeepBody,
-    player: Player,
-    matches: MatchService,
+    request: Request[Any, Any, Any],
     if_match: IfMatch,
     idempotency_key: IdempotencyKey,
 ) -> CommandResult:
     """Between hands: keep these cards (any subset of your hand, maybe none)."""
-    return await _command(matches, match_id, player, data, if_match, idempotency_key)
+    return await _command(request, match_id, data, if_match, idempotency_key)
 
 
 @post(
@@ -124,13 +126,12 @@ async def keep(
 async def resign(
     match_id: str,
     data: ResignBody,
-    player: Player,
-    matches: MatchService,
+    request: Request[Any, Any, Any],
     if_match: IfMatch,
     idempotency_key: IdempotencyKey,
 ) -> CommandResult:
     """Give up the match; the opponent wins."""
-    return await _command(matches, match_id, player, data, if_match, idempotency_key)
+    return await _command(request, match_id, data, if_match, idempotency_key)
 
 
 class _Seen(msgspec.Struct, frozen=True, kw_only=True):
@@ -178,11 +179,12 @@ async def _load_for(
 
 
 @get("/api/matches/{match_id:str}", operation_id="getMatch", tags=["matches"])
-async def get_match(
-    match_id: str, viewer: Player | None, matches: MatchService, pool: AsyncConnectionPool
-) -> MatchView:
+async def get_match(match_id: str, request: Request[Any, Any, Any]) -> MatchView:
     """The match as the caller may see it (a seat, a spectator, or an admin after the end)."""
-    seen = await _load_for(matches, pool, match_id, viewer)
+    # Read, not injected: see _command.
+    viewer = await maybe_player(request)
+    state = request.app.state
+    seen = await _load_for(state.matches, state.pool, match_id, viewer)
     return view(seen.state, seen.viewer, hide_hands_in_replay=seen.hide_hands)
 
 

@@ -1,0 +1,77 @@
+"""The publisher tallies lobby summaries from the log it saw, and reloads after a gap."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+
+import msgspec
+import pytest
+
+from schemas.rules import STANDARD
+from service.bots import heuristic_bot, random_bot
+from service.engine.selfplay import play_match
+from service.live.publish import Publisher, lobby_summary
+from service.live.wire import LobbySummary, WireEvent
+
+pytestmark = pytest.mark.anyio
+
+
+class FakeRedis:
+    def __init__(self) -> None:
+        self.lobby: list[LobbySummary] = []
+
+    async def publish(self, channel: str, payload: bytes) -> int:
+        if channel.endswith(":lobby"):
+            self.lobby.append(msgspec.json.decode(payload, type=LobbySummary))
+        return 1
+
+
+def _log(seed: int) -> list[WireEvent]:
+    _, events = play_match((random_bot, heuristic_bot), STANDARD, random.Random(seed), "m-1")
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    return [WireEvent(version=i, recorded_at=at, event=e) for i, e in enumerate(events, 1)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_each_lobby_summary_equals_the_tally_of_the_log_so_far(seed: int) -> None:
+    log_ = _log(seed)
+    loads: list[int] = []
+
+    async def load_log(match_id: str) -> list[WireEvent]:
+        loads.append(len(log_))
+        return log_[: committed[0]]
+
+    committed = [0]
+    redis = FakeRedis()
+    publisher = Publisher(redis, "t", load_log=load_log)
+    expected: list[LobbySummary | None] = []
+    rng = random.Random(seed)
+    start = 0
+    gap_at = len(log_) // 2
+    while start < len(log_):
+        end = min(len(log_), start + rng.randint(1, 4))
+        committed[0] = end
+        if start <= gap_at < end:
+            start = end  # another process appended these: this one never saw them
+            continue
+        await publisher(  # batches of 1..4 events, as commands append them
+            "m-1", log_[start:end]
+        )
+        await publisher.drain()
+        if len(redis.lobby) > len(expected):
+            expected.append(lobby_summary("m-1", log_[:end]))
+        start = end
+
+    assert redis.lobby == expected
+    assert len(expected) > 3
+    # Only the batch after the gap needed the whole log from the store.
+    assert len(loads) == 1
+
+
+async def test_without_a_loader_there_is_no_lobby_summary() -> None:
+    redis = FakeRedis()
+    publisher = Publisher(redis, "t")
+    await publisher("m-1", _log(1)[:2])
+    await publisher.drain()
+    assert redis.lobby == []
