@@ -158,11 +158,6 @@ _CACHE = 4096
 
 
 @lru_cache(maxsize=_CACHE)
-def _qualifying(tokens: Tokens, ruleset: Ruleset) -> tuple[bool, int]:
-    return qualifies(tokens, ruleset), tokens_to_qualify(tokens, ruleset)
-
-
-@lru_cache(maxsize=_CACHE)
 def _supply(tokens: tuple[Tokens, Tokens], ruleset: Ruleset) -> Tokens:
     counts = supply_left(tokens, ruleset)
     return Tokens(
@@ -177,22 +172,48 @@ def _supply(tokens: tuple[Tokens, Tokens], ruleset: Ruleset) -> Tokens:
 def _seat_view(
     state: State, seat: Seat, sees: bool, over: bool, count_public: bool
 ) -> SeatView:
-    hand = state.hands[seat]
     kept = state.kept[seat]
-    tokens = state.tokens[seat]
-    qualified, short = _qualifying(tokens, state.ruleset)
+    hand = state.hands[seat]
+    return _seat(
+        seat,
+        state.players[seat],
+        hand,
+        kept,
+        state.tokens[seat],
+        state.passed[seat],
+        state.ruleset,
+        sees,
+        not over and state.phase == "keeping" and kept is None and bool(hand),
+        None if kept is None or not (sees or count_public) else len(kept),
+    )
+
+
+@lru_cache(maxsize=_CACHE)
+def _seat(
+    seat: Seat,
+    player: str,
+    hand: tuple[Card, ...],
+    kept: tuple[Card, ...] | None,
+    tokens: Tokens,
+    passed: bool,
+    ruleset: Ruleset,
+    sees: bool,
+    must_keep: bool,
+    kept_count: int | None,
+) -> SeatView:
+    """A seat as a viewer sees it; cached: most events change one seat at most."""
     return SeatView(
         seat=seat,
-        player=state.players[seat],
+        player=player,
         hand=hand if sees else None,
         hand_count=len(hand),
         tokens=tokens,
-        passed=state.passed[seat],
-        must_keep=not over and state.phase == "keeping" and kept is None and bool(hand),
-        kept_count=None if kept is None or not (sees or count_public) else len(kept),
+        passed=passed,
+        must_keep=must_keep,
+        kept_count=kept_count,
         kept=kept if sees else None,
-        qualifies=qualified,
-        tokens_to_qualify=short,
+        qualifies=qualifies(tokens, ruleset),
+        tokens_to_qualify=tokens_to_qualify(tokens, ruleset),
     )
 
 
