@@ -60,8 +60,8 @@ def admin_check(rows: Sequence[RawRow]) -> AdminCheck:
         return AdminCheck(
             status="inconsistent",
             events=count,
-            first_problem=Finding(
-                version=row.version, event_type=row.type, problem=problem, logged=row.data
+            first_problem=Finding.at(
+                row, problem=problem, logged=row.data
             ),
         )
 

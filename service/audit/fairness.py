@@ -83,6 +83,17 @@ def fairness(rows: Sequence[RawRow], seed: str | None, *, live: bool) -> Fairnes
         )
     kept: list[tuple[Card, ...]] = [(), ()]
     deals = 0
+
+    def bad_deal(finding: Finding) -> FairnessCheck:
+        # Past the commitment: it held, and ``deals`` deals were checked so far.
+        return FairnessCheck(
+            status="inconsistent",
+            commitment_ok=True,
+            deals_checked=deals,
+            first_bad_deal=finding,
+            note=note,
+        )
+
     for row in game:
         event = decode(row)
         match event:
@@ -99,45 +110,27 @@ def fairness(rows: Sequence[RawRow], seed: str | None, *, live: bool) -> Fairnes
                 found = None if same_json(row.data, want) else first_difference(row.data, want)
                 if found is not None:
                     path, logged, wanted = found
-                    return FairnessCheck(
-                        status="inconsistent",
-                        commitment_ok=True,
-                        deals_checked=deals,
-                        first_bad_deal=Finding(
-                            version=row.version,
-                            event_type=row.type,
+                    return bad_deal(
+                        Finding.at(
+                            row,
                             problem=f"hand {event.hand} was not dealt as the seed gives "
                             f"(at {path})",
                             path=path,
                             logged=logged,
                             expected=wanted,
-                        ),
-                        note=note,
+                        )
                     )
             case None if row.type == "hand_dealt":
-                return FairnessCheck(
-                    status="inconsistent",
-                    commitment_ok=True,
-                    deals_checked=deals,
-                    first_bad_deal=Finding(
-                        version=row.version,
-                        event_type=row.type,
-                        problem="this hand_dealt row is not a valid deal",
-                        logged=row.data,
-                    ),
-                    note=note,
+                return bad_deal(
+                    Finding.at(
+                        row, problem="this hand_dealt row is not a valid deal", logged=row.data
+                    )
                 )
             case MatchEnded() if event.seed != seed:
-                return FairnessCheck(
-                    status="inconsistent",
-                    commitment_ok=True,
-                    deals_checked=deals,
-                    first_bad_deal=Finding(
-                        version=row.version,
-                        event_type=row.type,
-                        problem="the match revealed a different seed from the one checked",
-                    ),
-                    note=note,
+                return bad_deal(
+                    Finding.at(
+                        row, problem="the match revealed a different seed from the one checked"
+                    )
                 )
             case _:
                 pass

@@ -119,9 +119,8 @@ def _creation_problem(row: RawRow, created: MatchCreated) -> Finding | None:
     (a token supply not exhausted, say) would otherwise go unnoticed.
     """
     if created.match_id != row.match_id:
-        return Finding(
-            version=row.version,
-            event_type=row.type,
+        return Finding.at(
+            row,
             problem="the creation names another match than the row it is stored in",
             path="match_id",
             logged=created.match_id,
@@ -133,9 +132,8 @@ def _creation_problem(row: RawRow, created: MatchCreated) -> Finding | None:
             msgspec.to_builtins(created.ruleset), msgspec.to_builtins(published)
         )
         path, logged, expected = found or ("", None, None)
-        return Finding(
-            version=row.version,
-            event_type=row.type,
+        return Finding.at(
+            row,
             problem=f"the match's rules are not the published {created.ruleset.name!r} "
             f"ruleset (at ruleset.{path})",
             path=f"ruleset.{path}",
@@ -169,9 +167,8 @@ def _differs(row: RawRow, expected: Event) -> Finding | None:
         path, logged, wanted = "type", row.data, want
     else:
         problem = f"{row.type} differs from what the engine emits at {path}"
-    return Finding(
-        version=row.version,
-        event_type=row.type,
+    return Finding.at(
+        row,
         problem=problem,
         path=path,
         logged=logged,
@@ -190,9 +187,8 @@ def version_gap(rows: Sequence[RawRow]) -> Finding | None:
             expected += 1
             continue
         if row.version < expected:
-            return Finding(
-                version=row.version,
-                event_type=row.type,
+            return Finding.at(
+                row,
                 problem=f"version {row.version} appears twice in the log",
                 logged=row.data,
             )
@@ -237,9 +233,8 @@ def refold(
             seed_source=seed_source,
             commands_replayed=0,
             events_compared=0,
-            first_difference=Finding(
-                version=first.version,
-                event_type=first.type,
+            first_difference=Finding.at(
+                first,
                 problem=f"the log starts with {first.type}, not match_created",
             ),
         )
@@ -293,9 +288,8 @@ def refold(
         pending: deque[Event] = deque(eng.decide(state, start_command(created, seed)))
     except MatchaError as exc:
         return result(
-            Finding(
-                version=first.version,
-                event_type=first.type,
+            Finding.at(
+                first,
                 problem=f"the engine refuses to create this match: {exc.code}: {exc.detail}",
             )
         )
@@ -305,9 +299,8 @@ def refold(
     for row in game_rows:
         if ended_at is not None and not pending:
             return result(
-                Finding(
-                    version=row.version,
-                    event_type=row.type,
+                Finding.at(
+                    row,
                     problem=f"{row.type} logged after the match ended at version {ended_at}",
                     logged=row.data,
                 )
@@ -316,9 +309,8 @@ def refold(
             event = decode(row)
             if event is None:
                 return result(
-                    Finding(
-                        version=row.version,
-                        event_type=row.type,
+                    Finding.at(
+                        row,
                         problem=f"the data of this {row.type} row is not a valid event",
                         logged=row.data,
                     )
@@ -328,9 +320,8 @@ def refold(
                 owner = created.players[command.seat]
                 if row.actor != owner:
                     return result(
-                        Finding(
-                            version=row.version,
-                            event_type=row.type,
+                        Finding.at(
+                            row,
                             problem=f"the move of seat {command.seat} was recorded as made by "
                             f"{row.actor!r}, not by its player {owner!r}",
                             path="actor",
@@ -343,18 +334,16 @@ def refold(
                 caused = _replay(eng, state, event)
             except MatchaError as exc:
                 return result(
-                    Finding(
-                        version=row.version,
-                        event_type=row.type,
+                    Finding.at(
+                        row,
                         problem=f"the logged move is illegal here: {exc.code}: {exc.detail}",
                         logged=row.data,
                     )
                 )
             if caused is None:
                 return result(
-                    Finding(
-                        version=row.version,
-                        event_type=row.type,
+                    Finding.at(
+                        row,
                         problem=f"{row.type} logged where the engine was waiting for a "
                         "seat's move: no command leads to it",
                         logged=row.data,
@@ -364,18 +353,16 @@ def refold(
             pending.extend(caused)
             if not pending:
                 return result(
-                    Finding(
-                        version=row.version,
-                        event_type=row.type,
+                    Finding.at(
+                        row,
                         problem="the engine emits nothing for this move",
                         logged=row.data,
                     )
                 )
         elif row.actor != batch_actor:
             return result(
-                Finding(
-                    version=row.version,
-                    event_type=row.type,
+                Finding.at(
+                    row,
                     problem=f"{row.type} was recorded as made by {row.actor!r}, but it follows "
                     f"from the move recorded for {batch_actor!r}",
                     path="actor",

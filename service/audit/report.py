@@ -9,9 +9,12 @@ noise: once the log and the engine disagree, they disagree forever.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import msgspec
+
+if TYPE_CHECKING:
+    from service.audit.rows import RawRow
 
 CheckStatus: TypeAlias = Literal["consistent", "inconsistent", "skipped", "pending"]
 """``skipped``: the check could not run (it says why); ``pending``: it can only
@@ -47,6 +50,17 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Where inside the event the values differ (``outcomes[1].given``)."""
     logged: Any = None
     expected: Any = None
+
+    @classmethod
+    def at(
+        cls, row: RawRow, *, problem: str, path: str | None = None, logged: Any = None,
+        expected: Any = None,
+    ) -> Finding:
+        """A finding about one log row: its version and event type, and what is wrong there."""
+        return cls(
+            version=row.version, event_type=row.type, problem=problem, path=path, logged=logged,
+            expected=expected,
+        )
 
 
 class ChainCheck(msgspec.Struct, frozen=True, kw_only=True):
