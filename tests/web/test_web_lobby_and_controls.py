@@ -95,10 +95,7 @@ def test_a_newcomer_registers_joins_and_sees_live_scores_in_the_lobby(
 def test_a_player_plays_by_keyboard_and_a_refused_move_is_explained(
     browser: Any, api: Api, app_url: str
 ) -> None:
-    alice, bob = api.register("alice"), api.register("bob")
-    ladder = api.ladder("Keys", "standard")
-    match_id = api.start_match(ladder, [alice["token"], bob["token"]], [alice["id"], bob["id"]])
-    players = [alice, bob]
+    _, match_id, players = api.alice_and_bob("Keys", "standard")
     seat = _mover(api, match_id, players)
     mover = players[seat]
 
@@ -161,10 +158,7 @@ def test_a_player_plays_by_keyboard_and_a_refused_move_is_explained(
 def test_a_page_whose_websocket_keeps_failing_follows_the_match_over_sse(
     browser: Any, api: Api, app_url: str
 ) -> None:
-    alice, bob = api.register("alice"), api.register("bob")
-    ladder = api.ladder("Fallback", "standard")
-    match_id = api.start_match(ladder, [alice["token"], bob["token"]], [alice["id"], bob["id"]])
-    players = [alice, bob]
+    _, match_id, players = api.alice_and_bob("Fallback", "standard")
     seat = _mover(api, match_id, players)
 
     ctx = browser.new_context()
@@ -185,10 +179,7 @@ def test_a_page_whose_websocket_keeps_failing_follows_the_match_over_sse(
 def test_a_ladder_that_hides_hands_keeps_them_out_of_its_replays(
     browser: Any, api: Api, app_url: str
 ) -> None:
-    alice, bob = api.register("alice"), api.register("bob")
-    ladder = api.ladder("Secret hands", "standard", hide_hands_in_replay=True)
-    match_id = api.start_match(ladder, [alice["token"], bob["token"]], [alice["id"], bob["id"]])
-    players = [alice, bob]
+    _, match_id, players = api.alice_and_bob("Secret hands", "standard", hide_hands_in_replay=True)
     seat = _mover(api, match_id, players)
     view = api.call("GET", f"/api/matches/{match_id}", players[seat]["token"])
     assert isinstance(view, dict)

@@ -45,9 +45,7 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     admin_database_url: str,
     screenshots: Path,
 ) -> None:
-    alice, bob = api.register("alice"), api.register("bob")
-    ladder = api.ladder("Web duel", "duel")
-    match_id = api.start_match(ladder, [alice["token"], bob["token"]], [alice["id"], bob["id"]])
+    ladder, match_id, (alice, bob) = api.alice_and_bob("Web duel", "duel")
 
     contexts = [browser.new_context(viewport={"width": 1100, "height": 900}) for _ in range(3)]
     sign_in_as(contexts[0], alice["token"], alice["id"], "alice")

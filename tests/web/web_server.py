@@ -87,3 +87,14 @@ class Api:
             json={"players": player_ids},
         )
         return started["match_id"]  # type: ignore[index]
+
+    def alice_and_bob(
+        self, ladder_name: str, ruleset: str, **extra: object
+    ) -> tuple[str, str, list[dict[str, str]]]:
+        """Alice and Bob join a new ladder and the admin pairs them:
+        (ladder id, match id, [alice, bob])."""
+        alice, bob = self.register("alice"), self.register("bob")
+        ladder = self.ladder(ladder_name, ruleset, **extra)
+        seats = [alice["id"], bob["id"]]
+        match_id = self.start_match(ladder, [alice["token"], bob["token"]], seats)
+        return ladder, match_id, [alice, bob]
