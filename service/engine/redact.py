@@ -202,6 +202,7 @@ def _seat(
     kept_count: int | None,
 ) -> SeatView:
     """A seat as a viewer sees it; cached: most events change one seat at most."""
+    qualified, short = _qualifying(tokens, ruleset)
     return SeatView(
         seat=seat,
         player=player,
@@ -212,9 +213,14 @@ def _seat(
         must_keep=must_keep,
         kept_count=kept_count,
         kept=kept if sees else None,
-        qualifies=qualifies(tokens, ruleset),
-        tokens_to_qualify=tokens_to_qualify(tokens, ruleset),
+        qualifies=qualified,
+        tokens_to_qualify=short,
     )
+
+
+@lru_cache(maxsize=_CACHE)
+def _qualifying(tokens: Tokens, ruleset: Ruleset) -> tuple[bool, int]:
+    return qualifies(tokens, ruleset), tokens_to_qualify(tokens, ruleset)
 
 
 _ROUNDS: tuple[RoundNo, RoundNo, RoundNo] = (1, 2, 3)
