@@ -22,9 +22,11 @@ docs/replays.md documents the format.
 
 from __future__ import annotations
 
+import gc
 import gzip
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -493,6 +495,26 @@ _events_decoder = msgspec.json.Decoder(list[RecordedEvent])
 _names_decoder = msgspec.json.Decoder(dict[str, str])
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for one archive build.
+
+    A build allocates tens of thousands of small, acyclic objects (states,
+    views, frames), each allocation counting towards a collection that walks
+    every tracked object, the view caches included: a third of the build's
+    CPU time (measured: 3.15 -> 2.06 ms per archive). Reference counting frees
+    them all anyway; the collector runs again as soon as the build is done.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def build_from_log(conn: psycopg.Connection, match_id: str) -> BuiltArchive | None:
     """The archive of a finished match from its log, or None while it is being played."""
     row = conn.execute(LOG_FOR_ARCHIVE, {"match_id": match_id}).fetchone()
@@ -501,12 +523,13 @@ def build_from_log(conn: psycopg.Connection, match_id: str) -> BuiltArchive | No
     log, finished, names, ladder_name, hide = row
     if not finished:
         return None
-    events = _events_decoder.decode(log)
-    record, states = record_of_events(
-        match_id, events, names=_names_decoder.decode(names) if names else {},
-        ladder_name=ladder_name, hide_hands_in_replay=bool(hide),
-    )
-    data, raw_size = pack(record, build_frames(record, states))
+    with _collector_paused():
+        events = _events_decoder.decode(log)
+        record, states = record_of_events(
+            match_id, events, names=_names_decoder.decode(names) if names else {},
+            ladder_name=ladder_name, hide_hands_in_replay=bool(hide),
+        )
+        data, raw_size = pack(record, build_frames(record, states))
     last = events[-1]
     return BuiltArchive(
         match_id=match_id,
