@@ -45,14 +45,28 @@ async def api(
         yield Api(client, token)
 
 
-async def finished_match(api: Api, **ladder: Any) -> tuple[str, str, Account, Account, Account]:
-    """(ladder_id, match_id, organiser, seat 0, seat 1) of a match played to its end."""
+async def live_match(api: Api, **ladder: Any) -> tuple[str, str, Account, Account, Account]:
+    """(ladder_id, match_id, organiser, seat 0, seat 1) of a match just started."""
     organiser = await api.with_role("organiser")
     a, b = await api.register(), await api.register()
     ladder_id = await api.ladder(organiser, members=[a, b], **ladder)
     match_id = await api.pair(ladder_id, organiser, a, b)
+    return ladder_id, match_id, organiser, a, b
+
+
+async def finished_match(api: Api, **ladder: Any) -> tuple[str, str, Account, Account, Account]:
+    """(ladder_id, match_id, organiser, seat 0, seat 1) of a match played to its end."""
+    ladder_id, match_id, organiser, a, b = await live_match(api, **ladder)
     await api.play_out(match_id, (a, b), random.Random(1))
     return ladder_id, match_id, organiser, a, b
+
+
+async def stored_seed(database_url: str, match_id: str) -> str:
+    """The match's secret seed, read straight from the store."""
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
+        (seed,) = await cur.fetchone()  # type: ignore[misc]
+    return str(seed)
 
 
 async def test_a_player_files_a_dispute_and_sees_only_their_own(api: Api) -> None:
@@ -162,13 +176,8 @@ async def test_the_audit_of_an_honest_match_is_consistent_and_shows_the_whole_lo
 
 
 async def test_a_live_match_audit_never_shows_the_seed(api: Api, database_url: str) -> None:
-    organiser = await api.with_role("organiser")
-    a, b = await api.register(), await api.register()
-    ladder_id = await api.ladder(organiser, members=[a, b])
-    match_id = await api.pair(ladder_id, organiser, a, b)
-    async with await psycopg.AsyncConnection.connect(database_url) as conn:
-        cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
-        (seed,) = await cur.fetchone()  # type: ignore[misc]
+    _, match_id, _, _, _ = await live_match(api)
+    seed = await stored_seed(database_url, match_id)
 
     response = await api.get(f"/api/admin/matches/{match_id}/audit", api.admin)
 
@@ -378,13 +387,8 @@ async def test_an_upheld_dispute_queues_the_ladder_recompute_on_rq(
 async def test_a_live_match_annulled_takes_no_more_moves_and_its_seed_stays_secret(
     api: Api, database_url: str, recomputes: list[str]
 ) -> None:
-    organiser = await api.with_role("organiser")
-    a, b = await api.register(), await api.register()
-    ladder_id = await api.ladder(organiser, members=[a, b])
-    match_id = await api.pair(ladder_id, organiser, a, b)
-    async with await psycopg.AsyncConnection.connect(database_url) as conn:
-        cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
-        (seed,) = await cur.fetchone()  # type: ignore[misc]
+    ladder_id, match_id, _, a, b = await live_match(api)
+    seed = await stored_seed(database_url, match_id)
 
     annulled = await api.post(
         f"/api/admin/matches/{match_id}/annul", api.admin, {"reason": "players colluded"}
