@@ -229,8 +229,41 @@ class Received:
     frame: dict[str, Any]
 
 
+class _Frames:
+    """What a watcher over either transport offers: the event frames it kept, their
+    versions, and a wait for a version (the transport says what "ended early" is)."""
+
+    url: str
+    frames: list[Received]
+    _task: asyncio.Task[None] | None
+
+    @property
+    def events(self) -> list[Received]:
+        return [r for r in self.frames if r.frame["kind"] == "event"]
+
+    @property
+    def versions(self) -> list[int]:
+        return [r.frame["version"] for r in self.events]
+
+    @property
+    def last_version(self) -> int:
+        raise NotImplementedError
+
+    def _ended_early(self) -> None:
+        raise NotImplementedError
+
+    async def until_version(self, version: int, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.last_version < version:
+            if self._task is not None and self._task.done():
+                self._ended_early()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.url}: at version {self.last_version}, not {version}")
+            await asyncio.sleep(0.02)
+
+
 @dataclass
-class Watcher:
+class Watcher(_Frames):
     """A real WebSocket client that keeps every raw frame it receives."""
 
     url: str
@@ -265,26 +298,12 @@ class Watcher:
             self.close_reason = self._ws.close_reason or ""
 
     @property
-    def events(self) -> list[Received]:
-        return [r for r in self.frames if r.frame["kind"] == "event"]
-
-    @property
-    def versions(self) -> list[int]:
-        return [r.frame["version"] for r in self.events]
-
-    @property
     def last_version(self) -> int:
         versions = self.versions
         return versions[-1] if versions else 0
 
-    async def until_version(self, version: int, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        while self.last_version < version:
-            if self._task is not None and self._task.done():
-                raise AssertionError(f"closed ({self.close_code}) at {self.last_version}")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{self.url}: at version {self.last_version}, not {version}")
-            await asyncio.sleep(0.02)
+    def _ended_early(self) -> None:
+        raise AssertionError(f"closed ({self.close_code}) at {self.last_version}")
 
     async def until_closed(self, timeout: float = 10.0) -> None:
         assert self._task is not None
@@ -299,7 +318,7 @@ class Watcher:
 
 
 @dataclass
-class SseWatcher:
+class SseWatcher(_Frames):
     """A Server-Sent Events client (httpx streaming), keeping every event it receives."""
 
     url: str
@@ -333,26 +352,13 @@ class SseWatcher:
                 event[name] = value.removeprefix(" ")
 
     @property
-    def events(self) -> list[Received]:
-        return [r for r in self.frames if r.frame["kind"] == "event"]
-
-    @property
-    def versions(self) -> list[int]:
-        return [r.frame["version"] for r in self.events]
-
-    @property
     def last_version(self) -> int:
         return self.ids[-1] if self.ids else 0
 
-    async def until_version(self, version: int, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        while self.last_version < version:
-            if self._task is not None and self._task.done():
-                self._task.result()
-                raise AssertionError("SSE stream ended early")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{self.url}: at version {self.last_version}, not {version}")
-            await asyncio.sleep(0.02)
+    def _ended_early(self) -> None:
+        assert self._task is not None
+        self._task.result()
+        raise AssertionError("SSE stream ended early")
 
     async def close(self) -> None:
         if self._task is not None:
