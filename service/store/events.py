@@ -86,13 +86,15 @@ new_seed AS (
     INSERT INTO match_seeds (match_id, seed) SELECT %s, %s::text WHERE %s::text IS NOT NULL
 ){also}
 INSERT INTO events (match_id, version, type, data, actor, recorded_at, prev_hash, hash)
-SELECT n.match_id, n.version, n.type, n.data::jsonb, n.actor, n.recorded_at, n.prev_hash, n.hash
-FROM barrier,
-     (VALUES {rows}) AS n(match_id, version, type, data, actor, recorded_at, prev_hash, hash)
+SELECT %s::text, n.version, n.type, n.data::jsonb, %s::text, %s::timestamptz, n.prev_hash, n.hash
+FROM barrier, (VALUES {rows}) AS n(version, type, data, prev_hash, hash)
 RETURNING position, version
 """
 
-_ROW = "(%s::text, %s::int, %s::text, %s::text, %s::text, %s::timestamptz, %s::bytea, %s::bytea)"
+# The match, the actor and the time are the same for every row: sent once, so
+# that a command's append stays under psycopg's 50 parameters for caching the
+# parsed query (MAX_CACHED_STATEMENT_PARAMS) up to 5 events with a summary.
+_ROW = "(%s::int, %s::text, %s::text, %s::bytea, %s::bytea)"
 
 
 @lru_cache(maxsize=256)
@@ -246,10 +248,11 @@ class EventStore:
             ]
             for _, also_params in also:
                 params += also_params
+            params += [match_id, actor, recorded_at]
             for version, type_, data, prev, hash_ in zip(
                 versions, types, datas, prevs, hashes, strict=True
             ):
-                params += [match_id, version, type_, data, actor, recorded_at, prev, hash_]
+                params += [version, type_, data, prev, hash_]
             try:
                 cur = await conn.execute(
                     _append_sql(len(events), tuple(sql for sql, _ in also)), params
