@@ -23,7 +23,6 @@ import os
 import platform
 import random
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,7 @@ from service.audit.rows import match_rows
 from service.bots import heuristic_bot
 from service.engine.selfplay import play_match
 from service.store import EventStore, apply_migrations, open_pool
-from service.store.db import with_database
+from service.store.db import scratch_database, with_database
 
 SERVER = os.environ.get(
     "MATCHA_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -109,16 +108,10 @@ async def _measure(url: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    name = f"bench_audit_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(SERVER, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = with_database(SERVER, name)
-    try:
+    with scratch_database(SERVER, "bench_audit_") as name:
+        url = with_database(SERVER, name)
         apply_migrations(url)
         result = asyncio.run(_measure(url))
-    finally:
-        with psycopg.connect(SERVER, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     result["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count()}
     print(f"{'audit of one match':<36}{'matches/s':>12}{'ms/match':>12}")
     print(f"{'pure (rows in memory)':<36}{result['pure_audits_per_s']:>12.0f}"

@@ -374,17 +374,12 @@ def _start_server(database_url: str, prefix: str) -> tuple[subprocess.Popen[byte
 
 
 def main() -> None:
-    import psycopg
-
-    from service.store.db import with_database
+    from service.store.db import scratch_database, with_database
     from service.store.migrate import apply_migrations
 
     _raise_fd_limit()
-    name = f"bench_live_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(DB_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
     rows: list[dict[str, Any]] = []
-    try:
+    with scratch_database(DB_URL, "bench_live_") as name:
         url = with_database(DB_URL, name)
         apply_migrations(url)
         for spec in SCENARIOS:
@@ -399,9 +394,6 @@ def main() -> None:
                     proc.wait(20)
                 except subprocess.TimeoutExpired:
                     proc.kill()
-    finally:
-        with psycopg.connect(DB_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     header = ("scenario", "connections", "events", "fanout_p50_ms", "fanout_p99_ms",
               "fanout_max_ms", "lost", "duplicates", "rss_per_connection_kb",

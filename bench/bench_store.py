@@ -27,7 +27,7 @@ from pathlib import Path
 import psycopg
 
 from schemas.events import CardPlayed, Event, Passed, encode_event
-from service.store.db import open_pool, with_database
+from service.store.db import open_pool, scratch_database, with_database
 from service.store.events import EventStore
 from service.store.migrate import apply_migrations
 
@@ -119,11 +119,8 @@ async def _raw_rate(url: str) -> float:
 
 
 async def _run(server_url: str) -> dict[str, object]:
-    name = f"bench_store_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = with_database(server_url, name)
-    try:
+    with scratch_database(server_url, "bench_store_") as name:
+        url = with_database(server_url, name)
         apply_migrations(url)
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(RAW_TABLE)
@@ -133,9 +130,6 @@ async def _run(server_url: str) -> dict[str, object]:
             stores.append(await _store_rate(url, warm_cache=True))
             colds.append(await _store_rate(url, warm_cache=False))
         raw, store, cold = (statistics.median(x) for x in (raws, stores, colds))
-    finally:
-        with psycopg.connect(server_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     return {
         "concurrency": CONCURRENCY,
         "events_per_append": EVENTS_PER_APPEND,

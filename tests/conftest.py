@@ -107,13 +107,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _admin_execute(server_url: str, sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(sql)
-
-
 @pytest.fixture(scope="session")
 def database_template(pg_server_url: str) -> Iterator[str]:
     """Name of a database migrated once for this session; tests clone it.
@@ -121,26 +114,20 @@ def database_template(pg_server_url: str) -> Iterator[str]:
     Named per session so concurrent test runs (other engineers, xdist workers)
     never share a template: CREATE DATABASE ... TEMPLATE needs it idle.
     """
-    from service.store.db import with_database
+    from service.store.db import scratch_database, with_database
     from service.store.migrate import apply_migrations
 
-    name = f"matcha_template_{uuid.uuid4().hex[:10]}"
-    _admin_execute(pg_server_url, f'CREATE DATABASE "{name}"')
-    try:
+    with scratch_database(pg_server_url, "matcha_template_") as name:
         apply_migrations(with_database(pg_server_url, name))
         yield name
-    finally:
-        _admin_execute(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
 def _test_database(pg_server_url: str, database_template: str) -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:16]}"
-    _admin_execute(pg_server_url, f'CREATE DATABASE "{name}" TEMPLATE "{database_template}"')
-    try:
+    from service.store.db import scratch_database
+
+    with scratch_database(pg_server_url, "t_", template=database_template) as name:
         yield name
-    finally:
-        _admin_execute(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import select
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -73,6 +76,25 @@ def with_database(url: str, dbname: str, *, user: str | None = None) -> str:
         host = netloc.rsplit("@", 1)[-1]
         netloc = f"{quote(user, safe='')}@{host}"
     return urlunsplit((parts.scheme, netloc, "/" + quote(dbname, safe=""), parts.query, ""))
+
+
+@contextmanager
+def scratch_database(server_url: str, prefix: str, *, template: str | None = None) -> Iterator[str]:
+    """A new database of the caller's own on this server, for tests and benches:
+    yields its name (``prefix`` and a random suffix), drops it on the way out.
+
+    The drop is ``WITH (FORCE)``: a pool or a server process the caller left
+    connected must not keep the database alive.
+    """
+    name = f"{prefix}{uuid.uuid4().hex[:12]}"
+    copy = f' TEMPLATE "{template}"' if template else ""
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"{copy}')
+    try:
+        yield name
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def database_name(url: str) -> str:

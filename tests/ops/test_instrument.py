@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import Iterator
 
 import psycopg
@@ -15,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from service.api.app import create_app
 from service.errors import VersionConflict
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
-from service.store.db import with_database
+from service.store.db import scratch_database, with_database
 
 from .ops_harness import LogLines
 
@@ -36,12 +35,8 @@ def _get(values: dict, name: str, **labels: str) -> float:
 
 @pytest.fixture
 def fresh_database(pg_server_url: str) -> Iterator[str]:
-    name = f"ops_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield with_database(pg_server_url, name)
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with scratch_database(pg_server_url, "ops_") as name:
+        yield with_database(pg_server_url, name)
 
 
 @pytest.mark.anyio

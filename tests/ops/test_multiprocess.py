@@ -16,17 +16,15 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import psycopg
 import pytest
 from harness import Api, play_out
 
 from service.embedded import free_port
-from service.store.db import with_database
+from service.store.db import scratch_database, with_database
 from service.store.migrate import apply_migrations
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -65,15 +63,9 @@ class Processes:
 @pytest.fixture
 def shared_database(pg_server_url: str) -> Iterator[str]:
     """A migrated database of this test's own; the processes log in as `matcha_app`."""
-    name = f"ops_mp_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
+    with scratch_database(pg_server_url, "ops_mp_") as name:
         apply_migrations(with_database(pg_server_url, name))
         yield with_database(pg_server_url, name, user="matcha_app")
-    finally:
-        with psycopg.connect(pg_server_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 import redis
 
-from service.store.db import with_database
+from service.store.db import scratch_database, with_database
 
 from .run_harness import MatchaRun, start_matcha_run, wait_gone
 
@@ -98,10 +98,7 @@ def test_a_fresh_machine_gets_real_servers_kept_between_runs_and_ctrl_c_stops_ev
 def test_existing_servers_are_used_when_their_urls_are_set(
     tmp_path: Path, runs: list[MatchaRun], pg_server_url: str, redis_server_url: str
 ) -> None:
-    name = f"ops_run_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
+    with scratch_database(pg_server_url, "ops_run_") as name:
         database_url = with_database(pg_server_url, name)
         run = start_matcha_run(tmp_path / "var", env={
             "DATABASE_URL": database_url, "REDIS_URL": redis_server_url,
@@ -122,9 +119,6 @@ def test_existing_servers_are_used_when_their_urls_are_set(
         children = run.descendants()
         assert run.stop(signal.SIGINT) == 0
         assert wait_gone(children) == []
-    finally:
-        with psycopg.connect(pg_server_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_a_killed_matcha_run_takes_its_servers_with_it(

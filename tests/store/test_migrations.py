@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 from click.testing import CliRunner
 
-from service.store.db import with_database
+from service.store.db import scratch_database, with_database
 from service.store.migrate import MIGRATIONS_DIR, apply_migrations, pending_migrations
 
 SCHEMA_SQL = """
@@ -27,14 +26,8 @@ def _schema(url: str) -> list[tuple[str, str, str]]:
 
 @pytest.fixture
 def empty_database_url(pg_server_url: str) -> Iterator[str]:
-    name = f"t_empty_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
+    with scratch_database(pg_server_url, "t_empty_") as name:
         yield with_database(pg_server_url, name)
-    finally:
-        with psycopg.connect(pg_server_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_migrations_applied_twice_change_nothing_the_second_time(
