@@ -10,12 +10,13 @@ from harness import Api as _Api
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from service.engine import State
+from schemas.events import Event, decode_event
+from service.engine import State, fold
 
 ADMIN_TOKEN = "admin-token-for-tests-" + "x" * 20
 
 __all__ = ["ADMIN_TOKEN", "Account", "Api", "assert_problem", "events_rows", "omniscient_state",
-           "play_out"]
+           "play_out", "stored_log"]
 
 
 class Api(_Api):
@@ -48,11 +49,8 @@ def assert_problem(response: Any, status: int, code: str) -> dict[str, Any]:
     return body
 
 
-async def omniscient_state(url: str, match_id: str) -> State:
-    """The whole truth of a match: its events folded with its seed, read from the database."""
-    from schemas.events import decode_event
-    from service.engine import fold
-
+async def stored_log(url: str, match_id: str) -> tuple[list[Event], str | None]:
+    """A match's events and its secret seed (None: none stored), read from the database."""
     async with await psycopg.AsyncConnection.connect(url) as conn:
         cur = await conn.execute(
             "SELECT data::text FROM events WHERE match_id = %s ORDER BY version", (match_id,)
@@ -60,4 +58,10 @@ async def omniscient_state(url: str, match_id: str) -> State:
         events = [decode_event(row[0]) for row in await cur.fetchall()]
         cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
         row = await cur.fetchone()
-    return fold(events, row[0] if row else None)
+    return events, row[0] if row else None
+
+
+async def omniscient_state(url: str, match_id: str) -> State:
+    """The whole truth of a match: its events folded with its seed, read from the database."""
+    events, seed = await stored_log(url, match_id)
+    return fold(events, seed)

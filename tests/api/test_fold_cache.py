@@ -7,13 +7,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import psycopg
 import pytest
-from api_harness import Account, Api
+from api_harness import Account, Api, stored_log
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from schemas.events import decode_event
 from service.api.app import create_app
 from service.api.fold_cache import Folded
 from service.api.seat_state import bot_request
@@ -26,15 +24,9 @@ pytestmark = pytest.mark.anyio
 
 
 async def _truth(url: str, match_id: str) -> tuple[Any, Any, int]:
-    async with await psycopg.AsyncConnection.connect(url) as conn:
-        cur = await conn.execute(
-            "SELECT data::text FROM events WHERE match_id = %s ORDER BY version", (match_id,)
-        )
-        events = [decode_event(r[0]) for r in await cur.fetchall()]
-        cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
-        row = await cur.fetchone()
-    assert row is not None
-    return fold(events, row[0]), summarise(events), len(events)
+    events, seed = await stored_log(url, match_id)
+    assert seed is not None
+    return fold(events, seed), summarise(events), len(events)
 
 
 async def _assert_cached_equals_fold(app: Litestar, url: str, match_id: str) -> None:
