@@ -26,6 +26,23 @@ def _mover(api: Api, match_id: str, players: list[dict[str, str]]) -> int:
     return int(seen["to_move"])
 
 
+def _play_a_card(
+    api: Api, match_id: str, players: list[dict[str, str]]
+) -> tuple[int, dict[str, Any]]:
+    """The seat to move plays its first legal card: (that seat, its view before the play)."""
+    seat = _mover(api, match_id, players)
+    view = api.call("GET", f"/api/matches/{match_id}", players[seat]["token"])
+    assert isinstance(view, dict)
+    play = next(m for m in view["legal_moves"] if m["type"] == "play_card")
+    api.call(
+        "POST",
+        f"/api/matches/{match_id}/play",
+        players[seat]["token"],
+        json={"card": play["card"], "target": play["target"]},
+    )
+    return seat, view
+
+
 def test_a_newcomer_registers_joins_and_sees_live_scores_in_the_lobby(
     browser: Any, api: Api, app_url: str
 ) -> None:
@@ -65,16 +82,7 @@ def test_a_newcomer_registers_joins_and_sees_live_scores_in_the_lobby(
     page.wait_for_selector(f'#mine tr[data-match="{match_id}"] a[href="/play/{match_id}"]')
 
     # ...and its scores follow: a lone card wins its tea card's suit token.
-    seat = _mover(api, match_id, players)
-    view = api.call("GET", f"/api/matches/{match_id}", players[seat]["token"])
-    assert isinstance(view, dict)
-    play = next(m for m in view["legal_moves"] if m["type"] == "play_card")
-    api.call(
-        "POST",
-        f"/api/matches/{match_id}/play",
-        players[seat]["token"],
-        json={"card": play["card"], "target": play["target"]},
-    )
+    _play_a_card(api, match_id, players)
     for _ in range(3):
         current = api.call("GET", f"/api/matches/{match_id}", players[0]["token"])
         assert isinstance(current, dict)
@@ -180,16 +188,7 @@ def test_a_ladder_that_hides_hands_keeps_them_out_of_its_replays(
     browser: Any, api: Api, app_url: str
 ) -> None:
     _, match_id, players = api.alice_and_bob("Secret hands", "standard", hide_hands_in_replay=True)
-    seat = _mover(api, match_id, players)
-    view = api.call("GET", f"/api/matches/{match_id}", players[seat]["token"])
-    assert isinstance(view, dict)
-    play = next(m for m in view["legal_moves"] if m["type"] == "play_card")
-    api.call(
-        "POST",
-        f"/api/matches/{match_id}/play",
-        players[seat]["token"],
-        json={"card": play["card"], "target": play["target"]},
-    )
+    seat, view = _play_a_card(api, match_id, players)
     api.call("POST", f"/api/matches/{match_id}/resign", players[1 - seat]["token"], json={})
     hidden = set(view["seats"][seat]["hand"])
 
