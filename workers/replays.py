@@ -6,7 +6,8 @@ hash) and every event with what its hash covers (version, actor, time, the
 previous hash), so anyone can re-check the chain, re-fold the events through
 the engine and re-deal from the seed. The *archive* adds the frames a viewer
 steps through: after each event, the public view and the omniscient view,
-both built by ``service.engine.view`` (the one place that decides visibility).
+both built by ``service.engine.view`` (the one place that decides visibility),
+stored as the fields that changed since the previous frame (format 2).
 
 Deterministic bytes: the archive is canonical JSON (msgspec, fields in
 declaration order) compressed with gzip at a fixed level and ``mtime=0``, and
