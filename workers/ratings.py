@@ -31,9 +31,14 @@ import sys
 import threading
 import time
 from array import array
-from collections.abc import Callable, Iterable
-from typing import Any
+from bisect import bisect_right
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from itertools import chain, compress, count
+from operator import itemgetter
+from typing import Any, NamedTuple
 
+import msgspec
 import psycopg
 
 from workers import db
@@ -71,48 +76,58 @@ WHERE a.type = 'match_annulled' AND a.position > %(after)s AND a.position <= %(h
 LIMIT 1
 """
 
-# The full recompute's reads. Big ones come in chunks that PostgreSQL joins
-# into one string each (Python splits it in C: far cheaper than a message per
-# row), in COPY's text layout: tab-separated, NULL as \N.
+# The full recompute's reads. PostgreSQL extracts only the fields the Elo
+# needs and ships a whole chunk as ONE string: every field of every row
+# separated by a tab, in position order. Python splits it once, in C, and
+# takes the columns with strided slices: no message and no split per row.
+# (Ids are generated: no tab in them. A draw's winner is NULL: shipped as 'D'.)
+# Big reads come in chunks (keyset paging on the position) that a thread
+# fetches while Python works on the previous one.
 _CREATED_CHUNK = """
-SELECT string_agg(match_id || E'\\t' || p0 || E'\\t' || p1, E'\\n' ORDER BY position),
-       max(position)
+SELECT max(position),
+       string_agg(match_id || E'\\t' || p0 || E'\\t' || p1, E'\\t' ORDER BY position)
 FROM (SELECT position, match_id, data -> 'players' ->> 0 AS p0, data -> 'players' ->> 1 AS p1
       FROM events
-      WHERE type = 'match_created' AND data ->> 'ladder_id' = %s
-        AND position > %s AND position <= %s
+      WHERE type = 'match_created' AND data ->> 'ladder_id' = %(ladder)s
+        AND position > %(after)s AND position <= %(high)s
+        AND match_id <> ALL(%(annulled)s)
       ORDER BY data ->> 'ladder_id', position
-      LIMIT %s) AS chunk
+      LIMIT %(rows)s) AS chunk
 """
-_COPY_ANNULLED = """
-COPY (SELECT match_id FROM events WHERE type = 'match_annulled' AND position <= {high}) TO STDOUT
-"""
-_COPY_ENDED_OF = """
-COPY (SELECT position, match_id, data ->> 'winner'
-      FROM events WHERE match_id = ANY({matches}) AND type = 'match_ended' AND position <= {high}
-      ORDER BY position)
-TO STDOUT
-"""
-
 _ENDED_CHUNK = """
-SELECT string_agg(position || E'\\t' || match_id || E'\\t' || coalesce(winner, E'\\\\N'),
-                  E'\\n' ORDER BY position),
-       max(position)
+SELECT max(position),
+       string_agg(match_id || E'\\t' || coalesce(winner, 'D') || E'\\t' || position, E'\\t'
+                  ORDER BY position)
 FROM (SELECT position, match_id, data ->> 'winner' AS winner
       FROM events
-      WHERE type = 'match_ended' AND position > %s AND position <= %s
+      WHERE type = 'match_ended' AND position > %(after)s AND position <= %(high)s
       ORDER BY position
-      LIMIT %s) AS chunk
+      LIMIT %(rows)s) AS chunk
+"""
+_ENDED_OF = """
+SELECT NULL,
+       string_agg(match_id || E'\\t' || coalesce(data ->> 'winner', 'D') || E'\\t' || position,
+                  E'\\t' ORDER BY position)
+FROM events
+WHERE match_id = ANY(%(matches)s) AND type = 'match_ended' AND position <= %(high)s
+"""
+_ANNULLED = """
+SELECT coalesce(array_agg(match_id), '{}') FROM events
+WHERE type = 'match_annulled' AND position <= %(high)s
 """
 ENDED_CHUNK_ROWS = 50_000
-"""Rows per read of a big recompute."""
+"""match_ended rows per read of a big recompute."""
 
 SMALL_LADDER = 20_000
 """Up to this many matches, a recompute looks the ladder's match_ended events up
 by match (the (match_id, version) index) instead of scanning every ladder's."""
 
-_SCORE = {b"0": 1.0, b"1": 0.0, b"\\N": 0.5}
-"""Seat 0's score from the text of MatchEnded.winner (NULL: a draw)."""
+_SCORE = {"0": 1.0, "1": 0.0, "D": 0.5}
+"""Seat 0's score from the winner field of a result chunk ('D': a draw)."""
+_FLIP = {1.0: 0.0, 0.0: 1.0, 0.5: 0.5}
+"""Seat 1's score from seat 0's (``1.0 - score0``, exact for these three)."""
+_SCORE_BYTES = {b"0": 1.0, b"1": 0.0, b"\\N": 0.5}
+"""The same from COPY text (NULL: a draw), for ``rate_stream``."""
 
 Progress = Callable[[str, int, int], None]
 
@@ -291,73 +306,129 @@ def _increment(
 
 # -- full recompute --------------------------------------------------------------------
 
+Chunk = tuple[list[int], list[int], list[float], list[int]]
+"""One block of results in order: seat 0's player index, seat 1's, seat 0's score, position."""
 
-def _literal(conn: psycopg.Connection, value: str | int | list[str]) -> str:
-    """A SQL literal (COPY (query) takes no parameters)."""
-    from psycopg import sql
 
-    return sql.Literal(value).as_string(conn)
+class Roster(dict[Any, int]):
+    """Player id -> a small integer index, numbering new players as they come.
+
+    The hot loop then keeps each player's state in flat lists indexed by that
+    integer (a list subscript is far cheaper than hashing an id), and the ids
+    are mapped in C with ``map(roster.__getitem__, ids)`` once per chunk.
+    """
+
+    def __missing__(self, player_id: Any) -> int:
+        index = self[player_id] = len(self)
+        return index
+
+
+class Rated(msgspec.Struct, frozen=True):
+    """One player after a recompute: the ratings row, and where their history is."""
+
+    player_id: Any
+    rating: float
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    peak: float
+    reached_master: bool
+    first: int
+    """Their history is entries ``first`` to ``first + games`` of the ``Histories``."""
+
+
+class Histories(NamedTuple):
+    """Every player's history entries, player after player, each in match order."""
+
+    positions: tuple[int, ...]
+    before: list[float]
+    after: tuple[float, ...]
+    scores: tuple[float, ...]
 
 
 def _recompute(
     conn: psycopg.Connection,
     reader: psycopg.Connection,
     ladder_id: str,
-    settings: Any,
+    settings: EloSettings,
     high: int,
     report: Progress,
 ) -> int:
     rcur = reader.cursor()
+    params: dict[str, Any] = {"ladder": ladder_id, "high": high, "rows": ENDED_CHUNK_ROWS}
+    params["annulled"] = rcur.execute(_ANNULLED, params).fetchone()[0]  # type: ignore[index]
 
-    # 1. The ladder's matches: match id -> (player0, player1). Ids stay bytes
-    #    from read to write: decoding a million ids would cost more than the
-    #    Elo. (Ids are generated UUIDs: no tab, newline or backslash to escape.)
-    seats: dict[bytes, tuple[bytes, bytes]] = {}
-    for line in _chunks(rcur, _CREATED_CHUNK, (ladder_id,), high):
-        match_id, p0, p1 = line.split(b"\t")
-        seats[match_id] = (p0, p1)
-    with rcur.copy(_COPY_ANNULLED.format(high=high)) as copy:
-        for line in _lines(copy):
-            seats.pop(line, None)
-    total = len(seats)
+    # 1. The ladder's matches, annulled ones left out: match id -> the seats'
+    #    player indexes (two dicts, so a chunk of results maps in C).
+    roster = Roster()
+    index = roster.__getitem__
+    number_of: dict[str, int] = {}  # match id -> its number in these lists
+    seat0_of: list[int] = []
+    seat1_of: list[int] = []
+    for fields in _fields(rcur, _CREATED_CHUNK, params):
+        match_ids = fields[0::3]
+        number_of.update(zip(match_ids, count(len(seat0_of))))
+        seat0_of += map(index, fields[1::3])
+        seat1_of += map(index, fields[2::3])
+    total = len(number_of)
     report("rating", 0, total)
 
     wcur = conn.cursor()
     wcur.execute("DELETE FROM rating_histories WHERE ladder_id = %s", (ladder_id,))
     wcur.execute("DELETE FROM ratings WHERE ladder_id = %s", (ladder_id,))
 
-    # 2. Every result in committed order: the hot loop, streaming history rows
-    #    out as it goes. State per player is a list [rating, games, wins,
-    #    draws, losses, peak, reached_master], exactly as in elo.Ladder.rate.
+    # 2. Every result in committed order. A small ladder's are looked up by
+    #    match; a big one's come from scanning every match_ended event, and
+    #    other ladders' matches (not in the seats) are dropped here.
     if total <= SMALL_LADDER:
-        ids = _literal(conn, [m.decode() for m in seats])
-        with rcur.copy(_COPY_ENDED_OF.format(matches=ids, high=high)) as source:
-            players, done = rate_stream(_lines(source), seats, settings, total, report)
+        results = _fields(rcur, _ENDED_OF, {**params, "matches": list(number_of)}, once=True)
     else:
-        players, done = rate_stream(
-            _chunks(rcur, _ENDED_CHUNK, (), high), seats, settings, total, report
-        )
+        results = _fields(rcur, _ENDED_CHUNK, params)
+    score = _SCORE.__getitem__
+    rated_so_far = [0]
+
+    def chunks() -> Iterable[Chunk]:
+        for fields in results:
+            numbers = list(map(number_of.get, fields[0::3]))
+            winners = fields[1::3]
+            positions = fields[2::3]
+            if None in numbers:  # another ladder's matches, or annulled ones
+                mine = [k is not None for k in numbers]
+                numbers = list(compress(numbers, mine))
+                winners = list(compress(winners, mine))
+                positions = list(compress(positions, mine))
+            yield (list(map(seat0_of.__getitem__, numbers)),  # type: ignore[arg-type]
+                   list(map(seat1_of.__getitem__, numbers)),  # type: ignore[arg-type]
+                   list(map(score, winners)), list(map(int, positions)))
+            seat0 = numbers
+            before = rated_so_far[0]
+            rated_so_far[0] += len(seat0)
+            if rated_so_far[0] // PROGRESS_EVERY != before // PROGRESS_EVERY:
+                report("rating", rated_so_far[0], total)
+
+    rated, history = rate_chunks(chunks(), roster, settings)
+    done = sum(p.games for p in rated) // 2
 
     # 3. Write: one row per player, the history as arrays in COPY's binary
     #    format, built with C-level slicing (the floats go over as their 8
     #    bytes, never formatted as text, never one Python call per element).
-    report("writing", done, total)
+    report("writing", done, done)
     ladder_bytes = ladder_id.encode()
     with wcur.copy(
         "COPY rating_histories (ladder_id, player_id, positions, before, after, scores)"
         " FROM STDIN (FORMAT BINARY)"
     ) as copy:
         block = [_BINARY_HEADER]
-        for st in players.values():
-            flat = st[7]
-            block.append(_binary_row((
-                ladder_bytes,
-                st[8],
-                _binary_array(flat[0::4], "q", _INT8_OID),
-                _binary_array(flat[1::4], "d", _FLOAT8_OID),
-                _binary_array(flat[2::4], "d", _FLOAT8_OID),
-                _binary_array(flat[3::4], "d", _FLOAT8_OID),
-            )))
+        columns = zip(
+            _binary_arrays(history.positions, "q", _INT8_OID, rated),
+            _binary_arrays(history.before, "d", _FLOAT8_OID, rated),
+            _binary_arrays(history.after, "d", _FLOAT8_OID, rated),
+            _binary_arrays(history.scores, "d", _FLOAT8_OID, rated),
+            strict=True,
+        )
+        for p, arrays in zip(rated, columns, strict=True):
+            block.append(_binary_row((ladder_bytes, p.player_id.encode(), *arrays)))
             if len(block) >= 500:
                 copy.write(b"".join(block))
                 block.clear()
@@ -370,93 +441,174 @@ def _recompute(
     ) as copy:
         copy.set_types(["text", "text", "float8", "int4", "int4", "int4", "int4", "float8",
                         "bool", "bool"])
-        for st in players.values():
-            copy.write_row((ladder_id, st[8].decode(), st[0], st[1], st[2], st[3], st[4], st[5],
-                            bool(st[6]), st[1] < provisional_games))
+        for p in rated:
+            copy.write_row((ladder_id, p.player_id, p.rating, p.games, p.wins, p.draws,
+                            p.losses, p.peak, p.reached_master, p.games < provisional_games))
     return done
+
+
+def rate_chunks(
+    chunks: Iterable[Chunk], roster: Roster, settings: EloSettings
+) -> tuple[list[Rated], Histories]:
+    """Rate blocks of results in order: the hot loop of a recompute.
+
+    Does exactly the arithmetic of ``elo.Ladder.rate`` (same operations, same
+    order: same bits) but keeps in the loop only what the Elo needs, in flat
+    lists indexed by the roster's integers: ratings, K, the master mark. The
+    rest needs no Python step per match:
+
+    * which player plays which history entry (entry 2m is seat 0 of match m,
+      2m + 1 seat 1) does not depend on ratings: appended per chunk with
+      ``map`` (C), and from it the match after which a player stops being new
+      (their ``new_player_games``-th). The loop runs in segments between
+      those matches and changes that player's K in between, so it never
+      counts games;
+    * after the loop, a player's history is gathered with ``itemgetter`` (C):
+      ``before`` is ``initial`` then their previous ``after`` (a rating moves
+      only through matches), wins/draws/losses count the scores, the peak is
+      the largest rating, and "reached master" is the peak reaching it.
+    """
+    s = settings
+    initial, cap, n_new = s.initial, s.max_difference, s.new_player_games
+    k_new, k_est, k_master, master = s.k_new, s.k, s.k_master, s.master_rating
+    start_master = initial >= master
+    k_start = k_new if n_new > 0 else (k_master if start_master else k_est)
+    rating: list[float] = []
+    k_of: list[float] = []
+    is_master: list[bool] = []
+    entries: list[list[int]] = []  # per player: their history entries, in order
+    after: list[float] = []  # per entry: the rating after it
+    score0s: list[float] = []
+    positions: list[int] = []
+    consume = deque[None](maxlen=0).extend
+
+    def reach_master(player: int, entry: int) -> None:
+        # rare: a player's first rating at or above the master rating
+        is_master[player] = True
+        if bisect_right(entries[player], entry) >= n_new:
+            k_of[player] = k_master
+
+    for seat0, seat1, scores, chunk_positions in chunks:
+        grow = len(roster) - len(rating)
+        if grow:
+            rating += [initial] * grow
+            k_of += [k_start] * grow
+            is_master += [start_master] * grow
+            entries += [[] for _ in range(grow)]
+        base = 2 * len(score0s)
+        n = len(scores)
+        seats = [0] * (2 * n)
+        seats[0::2] = seat0
+        seats[1::2] = seat1
+        played_before = list(map(len, entries))
+        consume(map(list.append, map(entries.__getitem__, seats), count(base)))
+        ends_new = sorted(
+            (entries[p][n_new - 1], p)
+            for p, played in enumerate(played_before)
+            if played < n_new <= len(entries[p])
+        )
+        ends_new.append((base + 2 * n - 1, -1))
+        after += [0.0] * (2 * n)
+        start = 0
+        for last_entry, player in ends_new:
+            stop = (last_entry - base) // 2 + 1
+            for entry, i, j, score0 in zip(
+                count(base + 2 * start, 2), seat0[start:stop], seat1[start:stop],
+                scores[start:stop],
+            ):
+                ra = rating[i]
+                rb = rating[j]
+                d = ra - rb
+                if d > cap:
+                    d = cap
+                elif d < -cap:
+                    d = -cap
+                na = ra + k_of[i] * (score0 - 1.0 / (1.0 + 10.0 ** (-d / 400.0)))
+                nb = rb + k_of[j] * ((1.0 - score0) - 1.0 / (1.0 + 10.0 ** (d / 400.0)))
+                rating[i] = na
+                rating[j] = nb
+                after[entry] = na
+                after[entry + 1] = nb
+                if na >= master and not is_master[i]:
+                    reach_master(i, entry)
+                if nb >= master and not is_master[j]:
+                    reach_master(j, entry + 1)
+            if player >= 0:  # that player's new_player_games-th game is rated
+                k_of[player] = k_master if is_master[player] else k_est
+            start = max(start, stop)
+        score0s += scores
+        positions += chunk_positions
+
+    n = len(score0s)
+    score = [0.0] * (2 * n)
+    score[0::2] = score0s
+    score[1::2] = map(_FLIP.__getitem__, score0s)  # 1.0 - score0, as Ladder.rate
+    position = [0] * (2 * n)
+    position[0::2] = positions
+    position[1::2] = positions
+    # Every player's entries one after the other, each column gathered in
+    # that order in one C call (a call per player would cost more).
+    order = list(chain.from_iterable(entries))
+    if not order:
+        return [], Histories((), [], (), ())
+    gather = itemgetter(*order)  # two entries at least: a tuple back
+    history = Histories(gather(position), [initial, *gather(after)[:-1]], gather(after),
+                        gather(score))
+    rated = []
+    first = 0
+    for player_id, index in roster.items():
+        games = len(entries[index])
+        if not games:
+            continue
+        last = first + games
+        history.before[first] = initial  # a player's first game starts from the initial rating
+        theirs = history.after[first:last]
+        scores = history.scores[first:last]
+        peak = max(initial, max(theirs))
+        rated.append(Rated(player_id, theirs[-1], games, scores.count(1.0), scores.count(0.5),
+                           scores.count(0.0), peak, peak >= master, first))
+        first = last
+    return rated, history
 
 
 def rate_stream(
     lines: Iterable[bytes],
     seats: dict[bytes, tuple[bytes, bytes]],
     settings: EloSettings,
-    total: int = 0,
-    report: Progress | None = None,
 ) -> tuple[dict[bytes, list[Any]], int]:
     """Rate ``position\\tmatch_id\\twinner`` lines (COPY text) of the matches in ``seats``.
 
-    The hot loop of a recompute. State per player is a list ``[rating, games,
-    wins, draws, losses, peak, reached_master, history, id]``, updated exactly
-    as ``elo.Ladder.rate`` does (same operations, same order: same bits).
+    ``rate_chunks`` for callers holding COPY lines: lines of other matches are
+    skipped. Returns per player ``[rating, games, wins, draws, losses, peak,
+    reached_master, history, id]``, the history flattened as (position,
+    before, after, score) per match.
     """
-    report = report or (lambda phase, done, total: None)
-    s = settings
-    initial, cap, n_new = s.initial, s.max_difference, s.new_player_games
-    k_new, k_est, k_master, master = s.k_new, s.k, s.k_master, s.master_rating
-    start_master = initial >= master
-    players: dict[bytes, list[Any]] = {}
-    get_seats = seats.get
-    get_player = players.get
-    score_of = _SCORE
-    done = 0
+    roster = Roster()
+    seat0: list[int] = []
+    seat1: list[int] = []
+    scores: list[float] = []
+    positions: list[int] = []
     for line in lines:
         position, match_id, winner = line.split(b"\t")
-        pair = get_seats(match_id)
+        pair = seats.get(match_id)
         if pair is None:
-            continue  # another ladder's match, or annulled
-        p0, p1 = pair
-        a = get_player(p0)
-        if a is None:
-            a = players[p0] = [initial, 0, 0, 0, 0, initial, start_master, [], p0]
-        b = get_player(p1)
-        if b is None:
-            b = players[p1] = [initial, 0, 0, 0, 0, initial, start_master, [], p1]
-        score0 = score_of[winner]
-        ra = a[0]
-        rb = b[0]
-        d = ra - rb
-        if d > cap:
-            d = cap
-        elif d < -cap:
-            d = -cap
-        ea = 1.0 / (1.0 + 10.0 ** (-d / 400.0))
-        eb = 1.0 / (1.0 + 10.0 ** (d / 400.0))
-        ka = k_new if a[1] < n_new else (k_master if a[6] else k_est)
-        kb = k_new if b[1] < n_new else (k_master if b[6] else k_est)
-        score1 = 1.0 - score0
-        ca = ka * (score0 - ea)
-        cb = kb * (score1 - eb)
-        na = ra + ca
-        nb = rb + cb
-        a[0] = na
-        b[0] = nb
-        a[1] += 1
-        b[1] += 1
-        if score0 == 1.0:
-            a[2] += 1
-            b[4] += 1
-        elif score0 == 0.0:
-            a[4] += 1
-            b[2] += 1
-        else:
-            a[3] += 1
-            b[3] += 1
-        if na > a[5]:
-            a[5] = na
-            if na >= master:
-                a[6] = True
-        if nb > b[5]:
-            b[5] = nb
-            if nb >= master:
-                b[6] = True
-        # history, flattened: (position, before, after, score) per match
-        pos = int(position)
-        a[7] += (pos, ra, na, score0)
-        b[7] += (pos, rb, nb, score1)
-        done += 1
-        if not done % PROGRESS_EVERY:
-            report("rating", done, total)
-    return players, done
+            continue
+        seat0.append(roster[pair[0]])
+        seat1.append(roster[pair[1]])
+        scores.append(_SCORE_BYTES[winner])
+        positions.append(int(position))
+    players: dict[bytes, list[Any]] = {}
+    rated, history = rate_chunks([(seat0, seat1, scores, positions)], roster, settings)
+    for p in rated:
+        flat: list[Any] = [None] * (4 * p.games)
+        mine = slice(p.first, p.first + p.games)
+        flat[0::4] = history.positions[mine]
+        flat[1::4] = history.before[mine]
+        flat[2::4] = history.after[mine]
+        flat[3::4] = history.scores[mine]
+        players[p.player_id] = [p.rating, p.games, p.wins, p.draws, p.losses, p.peak,
+                                p.reached_master, flat, p.player_id]
+    return players, len(scores)
 
 
 _BINARY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
@@ -466,25 +618,32 @@ _FLOAT8_OID = 701
 _LITTLE_ENDIAN = sys.byteorder == "little"
 
 
-def _binary_array(values: list[Any], typecode: str, oid: int) -> bytes:
-    """A one-dimensional array of 8-byte values in PostgreSQL's binary format.
+def _binary_arrays(
+    values: Sequence[Any], typecode: str, oid: int, rated: list[Rated]
+) -> list[bytes]:
+    """Each player's slice of ``values`` as a one-dimensional array of 8-byte
+    values in PostgreSQL's binary format.
 
     Header (ndim 1, no nulls, element type, length, lower bound 1), then each
     element as its length (8, big-endian int32) and its 8 big-endian bytes.
-    The elements are laid out with eight strided slice assignments rather than
-    a Python loop: a recompute writes millions of them.
+    All the elements are laid out at once with eight strided slice
+    assignments (a recompute writes millions of them); a player's array is
+    then a header and a slice.
     """
     n = len(values)
     packed = array(typecode, values)
     if _LITTLE_ENDIAN:
         packed.byteswap()
     raw = packed.tobytes()
-    out = bytearray(20 + 12 * n)
-    struct.pack_into(">iiIii", out, 0, 1, 0, oid, n, 1)
-    out[23::12] = b"\x08" * n
+    cells = bytearray(12 * n)
+    cells[3::12] = b"\x08" * n
     for j in range(8):
-        out[24 + j :: 12] = raw[j::8]
-    return bytes(out)
+        cells[4 + j :: 12] = raw[j::8]
+    header = struct.Struct(">iiIii").pack
+    return [
+        header(1, 0, oid, p.games, 1) + cells[12 * p.first : 12 * (p.first + p.games)]
+        for p in rated
+    ]
 
 
 def _binary_row(fields: tuple[bytes, ...]) -> bytes:
@@ -494,20 +653,52 @@ def _binary_row(fields: tuple[bytes, ...]) -> bytes:
     )
 
 
+def _fields(
+    cur: psycopg.Cursor[Any], query: str, params: dict[str, Any], *, once: bool = False
+) -> Iterable[list[str]]:
+    """The fields of each chunk of a read (``_CREATED_CHUNK``, ``_ENDED_CHUNK``).
+
+    ``query`` returns the last position it read and the chunk's string; keyset
+    paging on that position reads the next (``once``: a single read).
+    """
+
+    def read(after: int) -> tuple[str | None, int | None]:
+        row = cur.execute(query, {**params, "after": after}).fetchone()
+        return (None, None) if row is None else (row[1], row[0])
+
+    for item in _read_ahead(read, once=once):
+        yield item.split("\t")
+
+
 def _chunks(
     cur: psycopg.Cursor[Any], query: str, params: tuple[Any, ...], high: int
 ) -> Iterable[bytes]:
-    """The lines of a chunked read (``_CREATED_CHUNK``, ``_ENDED_CHUNK``) up to
-    position ``high``, in position order: keyset paging on the position.
+    """The lines of a chunked read up to position ``high`` whose ``query`` takes
+    ``(*params, after, high, rows)`` and returns the chunk's newline-separated
+    lines and its last position (the layout of COPY-style callers)."""
 
-    A thread fetches the next chunk while the caller works on this one, so
-    PostgreSQL builds chunk n+1 while Python rates chunk n (psycopg releases
-    the GIL while it waits for the server).
+    def read(after: int) -> tuple[str | None, int | None]:
+        row = cur.execute(query, (*params, after, high, ENDED_CHUNK_ROWS)).fetchone()
+        return (None, None) if row is None else (row[0], row[1])
+
+    for item in _read_ahead(read):
+        yield from item.encode().split(b"\n")
+
+
+def _read_ahead(
+    read: Callable[[int], tuple[str | None, int | None]], *, once: bool = False
+) -> Iterable[str]:
+    """The chunks ``read(after)`` returns, keyset-paged on the last position.
+
+    A thread fetches chunk n+1 while the caller works on chunk n, so PostgreSQL
+    and Python work side by side (psycopg releases the GIL while it waits).
+    Errors are handed to the caller; a caller that drops the iterator stops
+    the thread.
     """
-    chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=2)
+    chunks: queue.Queue[str | BaseException | None] = queue.Queue(maxsize=2)
     stop = threading.Event()
 
-    def put(item: bytes | BaseException | None) -> bool:
+    def put(item: str | BaseException | None) -> bool:
         while not stop.is_set():
             try:
                 chunks.put(item, timeout=0.1)
@@ -520,12 +711,14 @@ def _chunks(
         after = 0
         try:
             while True:
-                row = cur.execute(query, (*params, after, high, ENDED_CHUNK_ROWS)).fetchone()
-                if row is None or row[0] is None:
+                text, last = read(after)
+                if text is None:
                     break
-                if not put(row[0].encode()):
+                if not put(text):
                     return
-                after = row[1]
+                if once or last is None:
+                    break
+                after = last
         except BaseException as exc:  # handed to the consumer, raised there
             put(exc)
             return
@@ -537,18 +730,7 @@ def _chunks(
         while (item := chunks.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
-            yield from item.split(b"\n")
+            yield item
     finally:
         stop.set()
         fetcher.join()
-
-
-def _lines(copy: Any) -> Any:
-    """The rows of a text-format COPY TO STDOUT, without their newline.
-
-    psycopg hands over one buffer per row; ids here never contain a tab,
-    newline or backslash (they are generated), so no unescaping is needed
-    beyond what the callers check.
-    """
-    for data in copy:
-        yield bytes(data)[:-1]
