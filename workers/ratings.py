@@ -33,7 +33,7 @@ import time
 from array import array
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, compress, count
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -110,6 +110,12 @@ SELECT NULL,
                   E'\\t' ORDER BY position)
 FROM events
 WHERE match_id = ANY(%(matches)s) AND type = 'match_ended' AND position <= %(high)s
+"""
+_LADDER_SIZE_UP_TO = """
+SELECT count(*) FROM (
+    SELECT 1 FROM events
+    WHERE type = 'match_created' AND data ->> 'ladder_id' = %(ladder)s AND position <= %(high)s
+    LIMIT %(limit)s) AS probe
 """
 _ANNULLED = """
 SELECT coalesce(array_agg(match_id), '{}') FROM events
@@ -358,6 +364,15 @@ def _recompute(
     rcur = reader.cursor()
     params: dict[str, Any] = {"ladder": ladder_id, "high": high, "rows": ENDED_CHUNK_ROWS}
     params["annulled"] = rcur.execute(_ANNULLED, params).fetchone()[0]  # type: ignore[index]
+    # A big ladder scans every match_ended row: that read starts now, on the
+    # job's own connection (idle until the write), side by side with the
+    # match_created read on the reader, so two PostgreSQL backends work at
+    # once. Its chunks wait in memory until the seats are known.
+    ended = None
+    if reader is not conn:
+        probe = {**params, "limit": SMALL_LADDER + 1}
+        if rcur.execute(_LADDER_SIZE_UP_TO, probe).fetchone()[0] > SMALL_LADDER:  # type: ignore[index]
+            ended = _fields(conn.cursor(), _ENDED_CHUNK, params, ahead=0)
 
     # 1. The ladder's matches, annulled ones left out: match id -> the seats'
     #    player indexes (two dicts, so a chunk of results maps in C).
@@ -374,14 +389,12 @@ def _recompute(
     total = len(number_of)
     report("rating", 0, total)
 
-    wcur = conn.cursor()
-    wcur.execute("DELETE FROM rating_histories WHERE ladder_id = %s", (ladder_id,))
-    wcur.execute("DELETE FROM ratings WHERE ladder_id = %s", (ladder_id,))
-
     # 2. Every result in committed order. A small ladder's are looked up by
     #    match; a big one's come from scanning every match_ended event, and
     #    other ladders' matches (not in the seats) are dropped here.
-    if total <= SMALL_LADDER:
+    if ended is not None:
+        results = ended
+    elif total <= SMALL_LADDER:
         results = _fields(rcur, _ENDED_OF, {**params, "matches": list(number_of)}, once=True)
     else:
         results = _fields(rcur, _ENDED_CHUNK, params)
@@ -409,6 +422,9 @@ def _recompute(
 
     rated, history = rate_chunks(chunks(), roster, settings)
     done = sum(p.games for p in rated) // 2
+    wcur = conn.cursor()
+    wcur.execute("DELETE FROM rating_histories WHERE ladder_id = %s", (ladder_id,))
+    wcur.execute("DELETE FROM ratings WHERE ladder_id = %s", (ladder_id,))
 
     # 3. Write: one row per player, the history as arrays in COPY's binary
     #    format, built with C-level slicing (the floats go over as their 8
@@ -654,8 +670,13 @@ def _binary_row(fields: tuple[bytes, ...]) -> bytes:
 
 
 def _fields(
-    cur: psycopg.Cursor[Any], query: str, params: dict[str, Any], *, once: bool = False
-) -> Iterable[list[str]]:
+    cur: psycopg.Cursor[Any],
+    query: str,
+    params: dict[str, Any],
+    *,
+    once: bool = False,
+    ahead: int = 2,
+) -> Iterator[list[str]]:
     """The fields of each chunk of a read (``_CREATED_CHUNK``, ``_ENDED_CHUNK``).
 
     ``query`` returns the last position it read and the chunk's string; keyset
@@ -666,8 +687,7 @@ def _fields(
         row = cur.execute(query, {**params, "after": after}).fetchone()
         return (None, None) if row is None else (row[1], row[0])
 
-    for item in _read_ahead(read, once=once):
-        yield item.split("\t")
+    return (item.split("\t") for item in _read_ahead(read, once=once, ahead=ahead))
 
 
 def _chunks(
@@ -686,16 +706,16 @@ def _chunks(
 
 
 def _read_ahead(
-    read: Callable[[int], tuple[str | None, int | None]], *, once: bool = False
-) -> Iterable[str]:
+    read: Callable[[int], tuple[str | None, int | None]], *, once: bool = False, ahead: int = 2
+) -> Iterator[str]:
     """The chunks ``read(after)`` returns, keyset-paged on the last position.
 
     A thread fetches chunk n+1 while the caller works on chunk n, so PostgreSQL
     and Python work side by side (psycopg releases the GIL while it waits).
     Errors are handed to the caller; a caller that drops the iterator stops
-    the thread.
+    the thread. The thread starts at once; ``ahead`` chunks may wait (0: any).
     """
-    chunks: queue.Queue[str | BaseException | None] = queue.Queue(maxsize=2)
+    chunks: queue.Queue[str | BaseException | None] = queue.Queue(maxsize=ahead)
     stop = threading.Event()
 
     def put(item: str | BaseException | None) -> bool:
@@ -726,11 +746,15 @@ def _read_ahead(
 
     fetcher = threading.Thread(target=fetch, name="ratings-read", daemon=True)
     fetcher.start()
-    try:
-        while (item := chunks.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        fetcher.join()
+
+    def consume() -> Iterator[str]:
+        try:
+            while (item := chunks.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            stop.set()
+            fetcher.join()
+
+    return consume()
