@@ -17,7 +17,7 @@ import msgspec
 from psycopg import AsyncClientCursor, AsyncConnection
 from psycopg.types.json import Jsonb
 
-from schemas.cards import TOKEN_KINDS
+from schemas.cards import TOKEN_KINDS, Seat
 from schemas.events import (
     Event,
     HandDealt,
@@ -31,6 +31,10 @@ from schemas.events import (
 Status = Literal["live", "finished", "annulled"]
 
 
+def _no_tokens() -> dict[str, int]:
+    return {kind: 0 for kind in TOKEN_KINDS}
+
+
 class Summary(msgspec.Struct, kw_only=True):
     match_id: str
     ladder_id: str | None
@@ -39,9 +43,9 @@ class Summary(msgspec.Struct, kw_only=True):
     status: Status = "live"
     hand: int = 0
     tokens: tuple[dict[str, int], dict[str, int]] = msgspec.field(
-        default_factory=lambda: ({k: 0 for k in TOKEN_KINDS}, {k: 0 for k in TOKEN_KINDS})
+        default_factory=lambda: (_no_tokens(), _no_tokens())
     )
-    winner: int | None = None
+    winner: Seat | None = None
     end_reason: str | None = None
     last_version: int = 0
 

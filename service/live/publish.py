@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from schemas.events import (
     Event,
@@ -22,6 +22,7 @@ from schemas.events import (
     MatchEnded,
     RoundRevealed,
 )
+from service.api.summaries import summarise
 from service.live import channels, metrics
 from service.live.wire import EventsHint, LobbySummary, WireEvent, hint_encoder
 
@@ -71,49 +72,37 @@ def events_hint(match_id: str, stored: Sequence[StoredLike]) -> EventsHint:
     )
 
 
+_LOBBY_STATUS: dict[str, Literal["progress", "finished", "annulled"]] = {
+    "live": "progress",
+    "finished": "finished",
+    "annulled": "annulled",
+}
+
+
 def lobby_summary(match_id: str, log_: Sequence[StoredLike]) -> LobbySummary | None:
     """Public facts of a match from its whole log: players, hand, tokens, result.
 
-    A tally of what the log records (tokens given at reveals), no rule applied.
+    The very tally the match list shows (``service.api.summaries.summarise``),
+    so a lobby page updated live never disagrees with one loaded afresh.
     """
     if not log_:
         return None
-    created: MatchCreated | None = None
-    hand = 0
-    tokens: tuple[dict[str, int], dict[str, int]] = ({}, {})
-    status = "progress"
-    winner = None
-    reason = None
-    for stored in log_:
-        match stored.event:
-            case MatchCreated() as ev:
-                created = ev
-            case HandDealt(hand=n):
-                hand = n
-            case RoundRevealed(outcomes=outcomes):
-                for outcome in outcomes:
-                    for award in outcome.given:
-                        tally = tokens[award.seat]
-                        tally[award.kind] = tally.get(award.kind, 0) + 1
-            case MatchEnded(winner=w, reason=r):
-                status, winner, reason = "finished", w, r
-            case MatchAnnulled():
-                status = "annulled"
-            case _:
-                pass
+    summary = summarise((s.event for s in log_), first_version=log_[0].version)
+    status: Literal["started", "progress", "finished", "annulled"] = _LOBBY_STATUS[summary.status]
     last = log_[-1]
-    if status == "progress" and isinstance(last.event, MatchCreated | HandDealt) and hand <= 1:
+    dealing_first_hand = isinstance(last.event, MatchCreated | HandDealt) and summary.hand <= 1
+    if status == "progress" and dealing_first_hand:
         status = "started"
     return LobbySummary(
         match_id=match_id,
-        status=status,  # type: ignore[arg-type]
+        status=status,
         version=last.version,
-        ladder_id=created.ladder_id if created else None,
-        players=created.players if created else None,
-        hand=hand,
-        tokens=tokens,
-        winner=winner,
-        reason=reason,
+        ladder_id=summary.ladder_id,
+        players=summary.players,
+        hand=summary.hand,
+        tokens=summary.tokens,
+        winner=summary.winner,
+        reason=summary.end_reason,
     )
 
 
