@@ -25,6 +25,10 @@ async def test_each_viewer_receives_exactly_its_redacted_log_and_never_a_hidden_
     quiet_spectator = await Watcher(base).start()  # sends nothing: a spectator after the wait
     sse = await SseWatcher(f"http://{server}/api/matches/{match_id}/stream").start()
     watchers = [seat0, seat1, *spectators, quiet_spectator]
+    # Every stream must have begun before the end: a stream that begins after it is
+    # a replay, where the whole log is public (the quiet one begins after the hello wait).
+    for w in [*watchers, sse]:
+        await w.until_version(1)
 
     await driver.play_out(match_id, (a, b), random.Random(7))
 
