@@ -18,12 +18,12 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from anyio import to_thread
-from litestar import Request, get, post
+from litestar import Request, Response, get, post
 from litestar.params import Parameter
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from schemas.events import MatchCreated, decode_event
+from schemas.events import DisputeFiled, MatchCreated, decode_event
 from schemas.views import EventView, MatchView
 from service.api.auth import Player
 from service.errors import Forbidden, NotFound
@@ -42,6 +42,7 @@ from workers.replays import (
     decode_archive,
     decode_record,
     pack,
+    record_of_events,
     redacted_event,
 )
 
@@ -280,20 +281,49 @@ async def get_frame(
 )
 async def export_record(
     match_id: str, pool: AsyncConnectionPool, viewer: Player | None
-) -> MatchRecord:
+) -> Response[MatchRecord]:
     """The portable match record (headers + every event with its chain hashes).
 
     It holds every card, as anyone may see once the match is over; on a ladder
-    that hides hands in replays only an admin may export it.
+    that hides hands in replays only an admin may export it. Disputes are
+    private to their filer and admins, so anyone else gets the record up to the
+    first dispute (its version in the ``Matcha-Record-Withheld-From`` header);
+    the match page and the log still show the dispute's state and any annulment.
     """
     record = (await load_archive(pool, match_id)).archive.record
-    if record.headers.hide_hands_in_replay and (viewer is None or not viewer.has("admin")):
+    admin = viewer is not None and viewer.has("admin")
+    if record.headers.hide_hands_in_replay and not admin:
         raise Forbidden(
             "This ladder keeps hands hidden in replays: only an admin may export the full record."
         )
+    withheld = None if admin else _first_dispute(record)
+    if withheld is not None:
+        record = await to_thread.run_sync(_record_before, record, withheld)
     async with pool.connection() as conn:
         headers = await with_ratings(conn, record.headers)
-    return msgspec.structs.replace(record, headers=headers)
+    headers_out = {} if withheld is None else {"Matcha-Record-Withheld-From": str(withheld)}
+    return Response(msgspec.structs.replace(record, headers=headers), headers=headers_out)
+
+
+def _first_dispute(record: MatchRecord) -> int | None:
+    """The version of the record's first dispute, whose reason only its filer and
+    admins may read (as in the match log); None when nobody disputed the match."""
+    return next((e.version for e in record.events if isinstance(e.event, DisputeFiled)), None)
+
+
+def _record_before(record: MatchRecord, version: int) -> MatchRecord:
+    """The record of the events before ``version``: a prefix of a hash chain still
+    verifies on its own, and its headers are rebuilt from the events it holds, so
+    ``POST /api/records/check`` accepts it. A dispute's event cannot be redacted
+    in place: its hash covers its reason."""
+    kept, _ = record_of_events(
+        record.headers.match_id,
+        [e for e in record.events if e.version < version],
+        names={p.id: p.name for p in record.headers.players if p.name},
+        ladder_name=record.headers.ladder,
+        hide_hands_in_replay=record.headers.hide_hands_in_replay,
+    )
+    return kept
 
 
 @post(

@@ -420,3 +420,25 @@ async def test_the_public_match_log_shows_a_dispute_only_to_its_player(api: Api)
     assert "only-for-admins-eyes" in own.text
     assert "only-for-admins-eyes" not in other.text
     assert "only-for-admins-eyes" not in spectator.text
+
+
+async def test_the_exported_record_withholds_disputes_from_all_but_admins(api: Api) -> None:
+    _, match_id, _, a, b = await finished_match(api)
+    whole = await api.get(f"/api/matches/{match_id}/record", None)
+    assert "Matcha-Record-Withheld-From" not in whole.headers
+    played = len(whole.json()["events"])
+    await api.post(f"/api/matches/{match_id}/disputes", b, {"reason": "only-for-admins-eyes"})
+
+    for viewer in (None, a):
+        r = await api.get(f"/api/matches/{match_id}/record", viewer)
+        assert r.status_code == 200, r.text
+        assert "only-for-admins-eyes" not in r.text
+        assert r.headers["Matcha-Record-Withheld-From"] == str(played + 1)
+        assert r.json() == whole.json()  # the record of the play, as before the dispute
+    admin = await api.get(f"/api/matches/{match_id}/record", api.admin)
+    assert "only-for-admins-eyes" in admin.text
+    assert len(admin.json()["events"]) == played + 1
+    # Both still stand on their own: a prefix of the chain verifies.
+    for record in (whole, admin):
+        check = await api.client.post("/api/records/check", content=record.content)
+        assert check.status_code == 200 and check.json()["ok"], check.text
