@@ -11,7 +11,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from service.api.auth import Player, register, set_roles
 from service.api.deps import requires_role
-from service.errors import NotFound
+from service.errors import Conflict, NotFound
 
 
 class RegisterBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -56,15 +56,22 @@ async def grant_roles(
     data: RolesBody,
     pool: AsyncConnectionPool,
     request: Request[Any, Any, Any],
+    player: Player,
 ) -> Player:
-    """Set a player's roles (admin only); ``player`` is always kept."""
+    """Set a player's roles (admin only); ``player`` is always kept. An admin may
+    not drop their own admin role: one request could lock every admin out."""
+    if player_id == player.id and "admin" not in data.roles:
+        raise Conflict(
+            "You may not remove your own admin role; another admin can.",
+            code="own_admin_role",
+        )
     async with pool.connection() as conn:
-        player = await set_roles(conn, player_id, list(data.roles))
+        changed = await set_roles(conn, player_id, list(data.roles))
     # Seen at once by this app; other API processes see it within the cache's TTL.
     request.app.state.tokens.forget(player_id)
-    if player is None:
+    if changed is None:
         raise NotFound("No player has this id.")
-    return player
+    return changed
 
 
 ROUTES = [register_player, get_me, grant_roles]

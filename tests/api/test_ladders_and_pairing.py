@@ -70,6 +70,25 @@ async def test_roles_are_enforced(api: Api) -> None:
         404,
         "not_found",
     )
+    # An admin cannot demote themselves (that could leave the service with no admin)...
+    me = (await api.client.get("/api/me", headers=api.admin.auth)).json()
+    assert_problem(
+        await api.client.post(
+            f"/api/admin/players/{me['id']}/roles", json=grant, headers=api.admin.auth
+        ),
+        409,
+        "own_admin_role",
+    )
+    assert "admin" in (await api.client.get("/api/me", headers=api.admin.auth)).json()["roles"]
+    # ...while another admin can.
+    await api.client.post(
+        f"/api/admin/players/{player.id}/roles", json={"roles": ["admin"]}, headers=api.admin.auth
+    )
+    demoted = await api.client.post(
+        f"/api/admin/players/{me['id']}/roles", json=grant, headers=player.auth
+    )
+    assert demoted.status_code == 200, demoted.text
+    assert demoted.json()["roles"] == ["player", "organiser"]
 
 
 async def test_a_bad_ladder_is_a_validation_error(api: Api) -> None:
