@@ -144,8 +144,11 @@ def litestar_logging_config(fmt: str | None = None, level: str | None = None) ->
     return LoggingConfig(
         formatters={"standard": formatter},
         root={"handlers": ["queue_listener"], "level": _level(level)},
-        # unhandled errors (500s) are logged with their traceback, in production too
+        # unhandled errors (500s) are logged with their traceback, in production too;
+        # a refused request (4xx) is not a crash: its access line says enough, and a
+        # hostile client must not buy a formatted traceback per request
         log_exceptions="always",
+        disable_stack_trace=set(range(400, 500)),
     )
 
 

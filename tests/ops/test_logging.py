@@ -81,3 +81,38 @@ async def test_a_request_without_an_id_gets_a_fresh_one_and_ids_never_leak(
         (first_id, "m-1"),
         (second_id, "m-2"),
     ]
+
+
+@pytest.mark.anyio
+async def test_a_refused_request_is_not_logged_as_a_crash_but_a_crash_is() -> None:
+    from litestar import Litestar, post
+
+    from service.api.errors import EXCEPTION_HANDLERS
+    from service.errors import NotFound, RuleError
+    from service.ops.logging import litestar_logging_config
+
+    @get("/refused/{kind:str}")
+    async def refused(kind: str) -> None:
+        raise NotFound("No match has this id.") if kind == "missing" else RuleError(
+            "not_your_turn", "It is not your turn."
+        )
+
+    @post("/body")
+    async def body(data: dict[str, int]) -> None:
+        return None
+
+    @get("/crash")
+    async def crash() -> None:
+        raise RuntimeError("a real bug")
+
+    logged: list[str] = []
+    config = litestar_logging_config()
+    config.exception_logging_handler = lambda logger, scope, tb: logged.append(scope["path"])
+    app = Litestar([refused, body, crash], logging_config=config,
+                   exception_handlers=EXCEPTION_HANDLERS)
+    async with AsyncTestClient(app) as client:
+        assert (await client.get("/refused/missing")).status_code == 404
+        assert (await client.get("/refused/turn")).status_code == 422
+        assert (await client.post("/body", content=b"{not json")).status_code == 400
+        assert (await client.get("/crash")).status_code == 500
+    assert logged == ["/crash"]
