@@ -40,7 +40,7 @@ from litestar.types import ControllerRouterHandler
 
 from service.api.auth import TokenCache
 from service.api.deps import DEPENDENCIES
-from service.api.errors import EXCEPTION_HANDLERS
+from service.api.errors import EXCEPTION_HANDLERS, document_problems
 from service.settings import Settings, load_settings
 
 log = logging.getLogger("matcha.api")
@@ -192,6 +192,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     for route in app.routes:
         for handler in getattr(route, "route_handlers", ()):
             _one_operation_id_per_path(handler)
+            document_problems(handler)
     app.state.settings = settings
     app.state.tokens = TokenCache()
     return app

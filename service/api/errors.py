@@ -171,3 +171,34 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
 """Litestar picks the most specific class of the raised exception (MRO order)."""
 
 __all__ = ["EXCEPTION_HANDLERS", "PROBLEM_JSON", "Problem", "problem_response"]
+
+
+_REFUSALS = {
+    400: "The request is malformed or fails validation (`validation_error`).",
+    401: "No token, or a token that is not known (`unauthorized`).",
+    403: "The token's player may not do this (`forbidden`).",
+    404: "Nothing at this address (`not_found`).",
+    409: "A stale version, a repeated idempotency key with another body, or a clash "
+    "(`version_conflict`, ...).",
+    422: "A move the rules forbid (`not_your_turn`, `target_taken`, ...).",
+}
+
+
+def document_problems(handler: Any) -> None:
+    """Tell the OpenAPI document that an HTTP operation may answer with a problem.
+
+    Every refusal goes through this module, so every operation may give one; a
+    client generated from the document then knows the problem+json shape.
+    """
+    from litestar.handlers import HTTPRouteHandler
+    from litestar.openapi.datastructures import ResponseSpec
+
+    if not isinstance(handler, HTTPRouteHandler) or not handler.include_in_schema:
+        return
+    given = dict(handler.responses or {})
+    for status, description in _REFUSALS.items():
+        given.setdefault(
+            status,
+            ResponseSpec(data_container=Problem, description=description, media_type=PROBLEM_JSON),
+        )
+    handler.responses = given

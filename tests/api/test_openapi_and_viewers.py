@@ -29,6 +29,27 @@ async def test_the_openapi_document_names_every_operation(api: Api) -> None:
     assert (await api.client.get("/schema/swagger")).status_code == 200
 
 
+async def test_every_operation_documents_its_refusals_as_problem_json(api: Api) -> None:
+    document = (await api.client.get("/schema/openapi.json")).json()
+    problem = document["components"]["schemas"]["Problem"]
+    assert {"type", "title", "status", "code", "detail"} <= set(problem["required"])
+    for path, item in document["paths"].items():
+        for method, op in item.items():
+            if not isinstance(op, dict) or "responses" not in op:
+                continue
+            for status in ("400", "401", "403", "404", "409", "422"):
+                content = op["responses"][status]["content"]
+                assert list(content) == ["application/problem+json"], (method, path, status)
+    # And a real refusal is what the document says it is.
+    match_id, _, b = await api.new_match("duel")
+    wrong_seat = await api.client.post(
+        f"/api/matches/{match_id}/pass", json={}, headers={**b.auth, "If-Match": "1"}
+    )
+    assert wrong_seat.status_code in (409, 422)
+    assert wrong_seat.headers["content-type"].startswith("application/problem+json")
+    assert set(wrong_seat.json()) <= set(problem["properties"])
+
+
 async def test_viewpoints_during_and_after_a_match(api: Api) -> None:
     match_id, a, b = await api.new_match("duel")
     outsider = await api.register()

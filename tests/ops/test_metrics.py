@@ -37,6 +37,7 @@ async def _scrape(app_args: tuple[str, str, str]) -> str:
         response = await client.get("/metrics")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
+    assert response.headers["content-type"].count("charset") == 1
     return response.text
 
 
