@@ -165,6 +165,10 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         await pool.close()
 
 
+MAX_BODY_BYTES = 1_000_000
+"""Bigger bodies get 413 before they are read into memory or decoded."""
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or load_settings()
     openapi = OpenAPIConfig(
@@ -188,6 +192,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         plugins=[_resolve(target)() for target in PLUGINS],
         openapi_config=openapi,
         debug=False,
+        # The largest honest body is a record to check: a 10-hand match is ~200 KB.
+        request_max_body_size=MAX_BODY_BYTES,
     )
     for route in app.routes:
         for handler in getattr(route, "route_handlers", ()):

@@ -98,3 +98,15 @@ async def test_a_spectator_delay_hides_the_latest_moves_from_spectators(api: Api
     assert spectator["version"] == 1, "only match_created is older than the delay"
     log = (await api.client.get(f"/api/matches/{match_id}/events")).json()
     assert [e["version"] for e in log] == [1]
+
+
+async def test_an_oversized_body_is_refused_before_it_is_read(api: Api) -> None:
+    from service.api.app import MAX_BODY_BYTES
+
+    huge = b'{"events": [' + b'"x",' * (MAX_BODY_BYTES // 4) + b'"x"]}'
+    response = await api.client.post(
+        "/api/records/check", content=huge, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 413
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert (response.json()["status"], response.json()["code"]) == (413, "payload_too_large")
