@@ -27,18 +27,21 @@ import gc
 import gzip
 import hashlib
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 import msgspec
 import psycopg
+from isal import isal_zlib
 
 from schemas.events import Event, MatchCreated, MatchEnded, decode_event, encode_event
 from schemas.rules import Ruleset
 from schemas.views import EventView, MatchView, PairView, SeatView
-from service.engine import evolve, initial_state, redact, view
-from service.engine.state import State
+from service.engine import initial_state, redact, view
+from service.engine.evolve import apply
+from service.engine.state import State, freeze, thaw
 from service.errors import NotFound, ValidationFailed
 from service.store.chain import GENESIS_HASH, format_recorded_at, row_hash
 from workers import db
@@ -47,8 +50,11 @@ FORMAT: Literal["matcha-record/1"] = "matcha-record/1"
 ARCHIVE_FORMAT: Literal["matcha-replay/2"] = "matcha-replay/2"
 """2: each frame stores only the fields of its views that changed (docs/replays.md).
 Archives of format 1 (every view whole) are still read."""
-GZIP_LEVEL = 3
-"""Fixed, like ``mtime=0``: the same archive always compresses to the same bytes."""
+GZIP_LEVEL = 1
+"""ISA-L's level (``isal``), fixed, like ``mtime=0``: the same archive always
+compresses to the same bytes. docs/replays.md: why ISA-L, why this level."""
+GZIP_WBITS = 31
+"""zlib's way of asking for a gzip stream (header with mtime 0, CRC-32 trailer)."""
 
 Result = Literal["1-0", "0-1", "1/2-1/2", "annulled", "*"]
 
@@ -219,26 +225,38 @@ def _part_changes(new: SeatView | PairView, old: SeatView | PairView) -> dict[st
     }
 
 
+_SEATS = _VIEW_FIELDS.index("seats")
+_TATAMI = _VIEW_FIELDS.index("tatami")
+
+
+def _elements(value: tuple[Any, ...], before: tuple[Any, ...]) -> list[Any]:
+    """A changed ``seats``/``tatami`` of the same length, element by element."""
+    return [
+        None if v is b or v == b else _part_changes(v, b)
+        for v, b in zip(value, before, strict=True)
+    ]
+
+
 def _changes(new: tuple[Any, ...], old: tuple[Any, ...] | None) -> dict[str, Any]:
     """The fields of a view (``astuple``) that differ from ``old``'s, in field order.
 
     ``seats`` and ``tatami`` (when as long as before) go element by element:
     null for a seat or pair that did not change, else its changed fields (a
     card played changes one seat and one pair, and of that pair one target).
+    A field is unchanged when it is equal (``is`` only saves the comparison:
+    the engine's view caches often hand back the very same parts).
     """
     if old is None:
         return dict(zip(_VIEW_FIELDS, new, strict=True))
-    changed: dict[str, Any] = {}
-    for name, value, before in zip(_VIEW_FIELDS, new, old, strict=True):
-        # ``is`` first: the engine's view caches hand back the very same parts
-        if value is before or value == before:
-            continue
-        if name in _BY_ELEMENT and len(value) == len(before):
-            value = [
-                None if v is b or v == b else _part_changes(v, b)
-                for v, b in zip(value, before, strict=True)
-            ]
-        changed[name] = value
+    changed = {
+        name: value
+        for name, value, before in zip(_VIEW_FIELDS, new, old, strict=True)
+        if value is not before and value != before
+    }
+    if "seats" in changed and len(new[_SEATS]) == len(old[_SEATS]):
+        changed["seats"] = _elements(new[_SEATS], old[_SEATS])
+    if "tatami" in changed and len(new[_TATAMI]) == len(old[_TATAMI]):
+        changed["tatami"] = _elements(new[_TATAMI], old[_TATAMI])
     return changed
 
 
@@ -368,11 +386,14 @@ def record_of_events(
     """``build_record`` from the recorded events (in version order)."""
     if not events:
         raise NotFound(f"match {match_id} has no events")
+    # evolve(state, event) is thaw, apply, freeze: one table carried through
+    # the log and frozen after each event gives the same states, a copy fewer.
     states: list[State] = []
-    state = initial_state()
+    table = thaw(initial_state())
     for e in events:
-        state = evolve(state, e.event)
-        states.append(state)
+        apply(table, e.event)
+        states.append(freeze(table))
+    state = states[-1]
     created = events[0].event
     if not isinstance(created, MatchCreated):
         raise ValidationFailed(f"match {match_id} does not start with match_created")
@@ -422,15 +443,62 @@ def build_frames(record: MatchRecord, states: Sequence[State]) -> list[Frame]:
     return frames
 
 
+_TAGS: dict[type, str] = {}
+
+
 def _tag(event: Event) -> str:
-    tag = type(event).__struct_config__.tag
-    return str(tag)
+    kind = type(event)
+    tag = _TAGS.get(kind)
+    if tag is None:
+        tag = _TAGS[kind] = str(kind.__struct_config__.tag)
+    return tag
+
+
+def _compress(raw: bytes) -> bytes:
+    return isal_zlib.compress(raw, GZIP_LEVEL, GZIP_WBITS)
 
 
 def pack(record: MatchRecord, frames: list[Frame]) -> tuple[bytes, int]:
     """Canonical JSON, gzip at a fixed level with mtime 0: (bytes, raw size)."""
     raw = _encoder.encode(StoredArchive(record=record, frames=stored_frames(frames)))
-    return gzip.compress(raw, compresslevel=GZIP_LEVEL, mtime=0), len(raw)
+    return _compress(raw), len(raw)
+
+
+def frames_of_states(record: MatchRecord, states: Sequence[State]) -> list[StoredFrame]:
+    """``stored_frames(build_frames(record, states))`` in one pass (the worker's path).
+
+    The same views (``view`` and ``_public_frame``, as ``build_frames``) and
+    the same changes (``_changes``, as ``stored_frames``), without the whole
+    ``Frame`` of every step in between: tests/workers/test_replays.py checks
+    that both give the same bytes.
+    """
+    hide = record.headers.hide_hands_in_replay
+    astuple = msgspec.structs.astuple
+    out: list[StoredFrame] = []
+    omniscient: tuple[Any, ...] | None = None
+    public: tuple[Any, ...] | None = None
+    for e, s in zip(record.events, states, strict=True):
+        seen = view(s, "omniscient")
+        o = astuple(seen)
+        shown = _public_frame(s, seen, hide)
+        if shown is seen:
+            out.append(StoredFrame(version=e.version, type=_tag(e.event),
+                                   omniscient=_changes(o, omniscient)))
+            public = o
+        else:
+            p = astuple(shown)
+            out.append(StoredFrame(version=e.version, type=_tag(e.event),
+                                   omniscient=_changes(o, omniscient),
+                                   public=_changes(p, public)))
+            public = p
+        omniscient = o
+    return out
+
+
+def pack_states(record: MatchRecord, states: Sequence[State]) -> tuple[bytes, int]:
+    """``pack(record, build_frames(record, states))``, the same bytes, cheaper."""
+    raw = _encoder.encode(StoredArchive(record=record, frames=frames_of_states(record, states)))
+    return _compress(raw), len(raw)
 
 
 # -- the database side ---------------------------------------------------------------------
@@ -469,36 +537,46 @@ def _context(
     return names, ladder_name, hide
 
 
-LOG_FOR_ARCHIVE = """
-WITH log AS (SELECT * FROM events WHERE match_id = %(match_id)s),
-created AS (SELECT data FROM log WHERE version = 1)
-SELECT
+LOGS_FOR_ARCHIVES = """
+SELECT m.match_id,
     (SELECT json_agg(json_build_object(
-         'version', version, 'actor', actor,
-         'recorded_at', to_char(recorded_at AT TIME ZONE 'UTC',
+         'version', e.version, 'actor', e.actor,
+         'recorded_at', to_char(e.recorded_at AT TIME ZONE 'UTC',
                                 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-         'prev_hash', encode(prev_hash, 'hex'), 'hash', encode(hash, 'hex'),
-         'event', data, 'position', position) ORDER BY version)::text FROM log),
-    (SELECT bool_or(type IN ('match_ended', 'match_annulled')) FROM log),
-    (SELECT json_object_agg(p.id, p.name)::text FROM players p, created c
+         'prev_hash', encode(e.prev_hash, 'hex'), 'hash', encode(e.hash, 'hex'),
+         'event', e.data, 'position', e.position) ORDER BY e.version)::text
+       FROM events e WHERE e.match_id = m.match_id),
+    EXISTS (SELECT 1 FROM events e WHERE e.match_id = m.match_id
+                                     AND e.type IN ('match_ended', 'match_annulled')),
+    (SELECT json_object_agg(p.id, p.name)::text FROM players p
       WHERE p.id IN (SELECT jsonb_array_elements_text(c.data -> 'players'))),
     l.name, l.hide_hands_in_replay
-FROM (SELECT 1) one
-LEFT JOIN created c ON true
+FROM unnest(%(match_ids)s::text[]) WITH ORDINALITY AS m(match_id, n)
+LEFT JOIN events c ON c.match_id = m.match_id AND c.version = 1
 LEFT JOIN ladders l ON l.id = c.data ->> 'ladder_id'
+ORDER BY m.n
 """
-"""A match's log shaped as the record's events (``recorded_at`` exactly as
-``format_recorded_at`` writes it, hashes in hex), whether it is finished, its
-players' names and its ladder: one round trip, and one msgspec decode instead
-of a Python loop over the rows (the archive job's largest cost after the views)."""
+"""Matches' logs shaped as the record's events (``recorded_at`` exactly as
+``format_recorded_at`` writes it, hashes in hex), whether each is finished,
+its players' names and its ladder, one row per id in the order given: one
+round trip for a whole batch, and one msgspec decode per match instead of a
+Python loop over the rows (the archive job's largest cost after the views)."""
+
+LogRow = tuple[str, str | None, bool, str | None, str | None, bool | None]
+"""(match id, events JSON or None if no such match, finished, names JSON, ladder, hide)."""
 
 _events_decoder = msgspec.json.Decoder(list[RecordedEvent])
 _names_decoder = msgspec.json.Decoder(dict[str, str])
 
 
+def load_logs(conn: psycopg.Connection, match_ids: Sequence[str]) -> list[LogRow]:
+    """``LOGS_FOR_ARCHIVES``: one row per id, in order."""
+    return conn.execute(LOGS_FOR_ARCHIVES, {"match_ids": list(match_ids)}).fetchall()
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for one archive build.
+    """The cyclic garbage collector off for the build of one archive (or a batch).
 
     A build allocates tens of thousands of small, acyclic objects (states,
     views, frames), each allocation counting towards a collection that walks
@@ -516,21 +594,22 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def build_from_log(conn: psycopg.Connection, match_id: str) -> BuiltArchive | None:
-    """The archive of a finished match from its log, or None while it is being played."""
-    row = conn.execute(LOG_FOR_ARCHIVE, {"match_id": match_id}).fetchone()
-    if row is None or row[0] is None:
+def build_of_log(row: LogRow) -> BuiltArchive | None:
+    """The archive of one ``load_logs`` row; None while the match is being played.
+
+    Raises NotFound for an id with no events.
+    """
+    match_id, log, finished, names, ladder_name, hide = row
+    if log is None:
         raise NotFound(f"No match has the id {match_id}.")
-    log, finished, names, ladder_name, hide = row
     if not finished:
         return None
-    with _collector_paused():
-        events = _events_decoder.decode(log)
-        record, states = record_of_events(
-            match_id, events, names=_names_decoder.decode(names) if names else {},
-            ladder_name=ladder_name, hide_hands_in_replay=bool(hide),
-        )
-        data, raw_size = pack(record, build_frames(record, states))
+    events = _events_decoder.decode(log)
+    record, states = record_of_events(
+        match_id, events, names=_names_decoder.decode(names) if names else {},
+        ladder_name=ladder_name, hide_hands_in_replay=bool(hide),
+    )
+    data, raw_size = pack_states(record, states)
     last = events[-1]
     return BuiltArchive(
         match_id=match_id,
@@ -543,12 +622,36 @@ def build_from_log(conn: psycopg.Connection, match_id: str) -> BuiltArchive | No
     )
 
 
-STORE_ARCHIVE = """
+def build_from_log(conn: psycopg.Connection, match_id: str) -> BuiltArchive | None:
+    """The archive of a finished match from its log, or None while it is being played."""
+    (row,) = load_logs(conn, [match_id])
+    with _collector_paused():
+        return build_of_log(row)
+
+
+def build_batch(rows: Sequence[LogRow]) -> list[BuiltArchive]:
+    """The archives of the finished matches among ``rows`` (others are skipped).
+
+    Each archive is exactly ``build_of_log`` of its row: a batch only shares
+    the query, the insert and the collector pause.
+    """
+    built: list[BuiltArchive] = []
+    with _collector_paused():
+        for row in rows:
+            if row[1] is None:
+                continue  # no such match: nothing to archive (a batch is best effort)
+            archive = build_of_log(row)
+            if archive is not None:
+                built.append(archive)
+    return built
+
+
+STORE_ARCHIVES = """
 INSERT INTO replay_archives (match_id, format, archive, sha256, raw_size, events, final_hash,
                              built_at_position)
-SELECT a.* FROM (VALUES (%s, %s, %s::bytea, %s::bytea, %s::integer, %s::integer, %s::bytea,
-                         %s::bigint)) a,
-     -- this statement's own transaction only: see store_archive
+SELECT a.* FROM unnest(%b::text[], %b::text[], %b::bytea[], %b::bytea[], %b::integer[],
+                       %b::integer[], %b::bytea[], %b::bigint[]) a,
+     -- this statement's own transaction only: see store_archives
      (SELECT set_config('synchronous_commit', 'off', true)) no_flush_wait
 ON CONFLICT (match_id) DO UPDATE SET
     format = excluded.format, archive = excluded.archive, sha256 = excluded.sha256,
@@ -559,20 +662,31 @@ WHERE replay_archives.built_at_position < excluded.built_at_position
 """
 
 
-def store_archive(conn: psycopg.Connection, built: BuiltArchive) -> None:
-    """Upsert; an archive built from an older log never replaces a newer one.
+def store_archives(conn: psycopg.Connection, built: Sequence[BuiltArchive]) -> None:
+    """Upsert, in one statement; an archive built from an older log never replaces a newer one.
 
     Committed without waiting for the WAL flush (``synchronous_commit`` off,
     set local to the statement's own transaction, so one round trip): an
     archive is a projection of the log, and one lost to a crash is rebuilt
     (on demand by the API, or by the catch-up). Needs an autocommit connection
     (``workers.db``); inside a caller's transaction the setting would last to its end.
+    One row per match: of two archives of the same match, the last one given is stored.
     """
+    latest = list({b.match_id: b for b in built}.values())
+    if not latest:
+        return
     conn.execute(
-        STORE_ARCHIVE,
-        (built.match_id, ARCHIVE_FORMAT, built.data, built.sha256, built.raw_size,
-         built.events, built.final_hash, built.position),
+        STORE_ARCHIVES,
+        ([b.match_id for b in latest], [ARCHIVE_FORMAT] * len(latest),
+         [b.data for b in latest], [b.sha256 for b in latest],
+         [b.raw_size for b in latest], [b.events for b in latest],
+         [b.final_hash for b in latest], [b.position for b in latest]),
     )
+
+
+def store_archive(conn: psycopg.Connection, built: BuiltArchive) -> None:
+    """``store_archives`` of one archive."""
+    store_archives(conn, [built])
 
 
 RATINGS_OF_MATCH = """
@@ -629,6 +743,49 @@ def build_archive(match_id: str, *, database_url: str | None = None) -> dict[str
     store_archive(conn, built)
     return {"match_id": match_id, "built": True, "bytes": len(built.data),
             "events": built.events}
+
+
+ARCHIVE_BATCH = 50
+"""Matches per round trip when many archives are built at once (``build_archives``)."""
+
+
+def build_archives(
+    match_ids: Sequence[str], *, database_url: str | None = None, batch: int = ARCHIVE_BATCH
+) -> dict[str, Any]:
+    """The RQ job for many matches at once: a backlog, or matches that ended together.
+
+    Each archive is the one ``build_archive`` would store; what a batch shares
+    is the round trips (one query loads ``batch`` matches, one statement stores
+    their archives) and the job's own cost. While the worker builds one batch,
+    a second thread loads the next and stores the previous one on the job's
+    connection (the only thread using it meanwhile): the database's work runs
+    beside the build instead of before and after it. Ids of unfinished or
+    unknown matches are skipped.
+    """
+    conn = db.connection(database_url)
+    ids = list(dict.fromkeys(match_ids))
+    chunks = [ids[i : i + batch] for i in range(0, len(ids), batch)]
+    built: list[BuiltArchive] = []
+    if len(chunks) == 1:
+        built = build_batch(load_logs(conn, chunks[0]))
+        store_archives(conn, built)
+    elif chunks:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="archive-io") as io:
+            # one thread, so its tasks run in order: load k+1, store k, load k+2, ...
+            loading = io.submit(load_logs, conn, chunks[0])
+            stored: list[Future[None]] = []
+            for k in range(len(chunks)):
+                rows = loading.result()
+                if k + 1 < len(chunks):
+                    loading = io.submit(load_logs, conn, chunks[k + 1])
+                done = build_batch(rows)
+                stored.append(io.submit(store_archives, conn, done))
+                built.extend(done)
+            for f in stored:
+                f.result()
+    return {"matches": len(ids), "built": len(built),
+            "bytes": sum(len(b.data) for b in built),
+            "events": sum(b.events for b in built)}
 
 
 # -- checking an imported record -----------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import random
 from datetime import UTC, datetime, timedelta
+from itertools import accumulate
 
 import msgspec
 import pytest
@@ -14,6 +15,7 @@ from schemas.commands import StartMatch
 from schemas.events import HandDealt, encode_event
 from schemas.rules import DUEL, STANDARD
 from service.bots import heuristic_bot, random_bot
+from service.engine import evolve, initial_state
 from service.engine.decide import run
 from service.engine.state import Table
 from service.engine.turns import must_keep
@@ -28,6 +30,8 @@ from workers.replays import (
     decode_record,
     encode_record,
     pack,
+    pack_states,
+    record_of_events,
 )
 
 
@@ -144,3 +148,80 @@ def test_hidden_hands_stay_hidden_in_public_frames_but_not_omniscient_ones() -> 
     dealt = next(f for f in open_frames if f.type == "hand_dealt")
     assert dealt.public is None and all(seat.hand for seat in dealt.public_view().seats)
     assert gzip.decompress(pack(shown, open_frames)[0]).count(b'"public":null') > 0
+
+
+@pytest.mark.parametrize(("seed", "hide"), [(1, False), (2, False), (3, True), (8, True)])
+def test_the_one_pass_build_gives_the_bytes_of_frames_then_pack(seed: int, hide: bool) -> None:
+    record, states = a_match(seed, hide)
+    assert pack_states(record, states) == pack(record, build_frames(record, states))
+    # the record's states are the engine's evolve, event after event
+    assert states == list(accumulate((e.event for e in record.events), evolve,
+                                     initial=initial_state()))[1:]
+
+
+async def _append_log(store, match_id: str, log: list, actors: list[str]) -> None:
+    """The log as the service writes it: each run of events by one actor, one append."""
+    version, i = 0, 0
+    while i < len(log):
+        j = i
+        while j < len(log) and actors[j] == actors[i]:
+            j += 1
+        await store.append(match_id, version, log[i:j], actor=actors[i])
+        version, i = j, j
+
+
+def _stored(conn) -> dict[str, tuple]:
+    return {
+        row[0]: tuple(bytes(v) if isinstance(v, memoryview) else v for v in row[1:])
+        for row in conn.execute(
+            "SELECT match_id, format, archive, sha256, raw_size, events, final_hash,"
+            " built_at_position FROM replay_archives"
+        ).fetchall()
+    }
+
+
+@pytest.mark.anyio
+async def test_a_batch_build_stores_exactly_the_archives_single_builds_store(
+    store, conn
+) -> None:
+    from workers_harness import new_ladder
+
+    from workers.replays import build_archive, build_archives, record_from_log
+
+    hidden = new_ladder(conn, hide_hands_in_replay=True)
+    conn.execute("INSERT INTO players (id, name, token_hash) VALUES"
+                 " ('p0', 'Ann', '\\x00'), ('p1', 'Bob', '\\x01')")
+    finished = []
+    for seed in range(10, 15):
+        match_id = f"batch-m{seed}"
+        log, actors = self_play(seed, match_id)
+        if seed % 2:  # on a ladder that hides hands in replays: public frames of their own
+            log[0] = msgspec.structs.replace(log[0], ladder_id=hidden)
+        await _append_log(store, match_id, log, actors)
+        finished.append(match_id)
+    playing_log, playing_actors = self_play(20, "batch-playing")
+    await _append_log(store, "batch-playing", playing_log[:5], playing_actors[:5])
+
+    ids = [finished[0], "batch-playing", *finished[1:], "no-such-match"]
+    result = build_archives(ids, batch=2)  # several batches: the load/store thread too
+    assert (result["matches"], result["built"]) == (7, 5)
+    batched = _stored(conn)
+    assert sorted(batched) == sorted(finished)
+
+    conn.execute("DELETE FROM replay_archives")
+    for match_id in finished:
+        assert build_archive(match_id)["built"]
+    assert _stored(conn) == batched
+
+    for match_id in finished:  # and what the API's own path (whole frames, then pack) builds
+        record = record_from_log(conn, match_id)
+        assert record is not None
+        _, states = record_of_events(
+            match_id, record.events, names={"p0": "Ann", "p1": "Bob"},
+            ladder_name=record.headers.ladder,
+            hide_hands_in_replay=record.headers.hide_hands_in_replay,
+        )
+        data, raw_size = pack(record, build_frames(record, states))
+        assert (data, raw_size) == (batched[match_id][1], batched[match_id][3])
+    hidden_frames = decode_archive(batched[finished[1]][1]).frames
+    assert any(f.public is not None for f in hidden_frames[:-1])
