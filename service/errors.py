@@ -13,14 +13,6 @@ from typing import ClassVar
 class MatchaError(Exception):
     status: ClassVar[int] = 400
     default_code: ClassVar[str] = "bad_request"
-    status_code: ClassVar[int] = 400
-    """``status`` under the name Litestar's exception logging reads, so a refusal
-    (4xx) is not logged with a traceback as if it were a crash."""
-
-    def __init_subclass__(cls) -> None:
-        super().__init_subclass__()
-        cls.status_code = cls.status
-
     def __init__(self, detail: str, *, code: str | None = None) -> None:
         super().__init__(detail)
         self.code = code or self.default_code

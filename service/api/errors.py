@@ -14,6 +14,8 @@ from http import HTTPStatus
 from typing import Any
 
 import msgspec
+import psycopg
+import psycopg.errors
 from litestar import Request, Response
 from litestar.exceptions import (
     HTTPException,
@@ -151,6 +153,24 @@ def _http_exception(request: Request[Any, Any, Any], exc: Exception) -> Response
     return problem_response(request, status, code, detail)
 
 
+def _too_deep(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    if "deserializing" not in str(exc):  # msgspec's words: anything else is our bug
+        return _internal_error(request, exc)
+    return problem_response(
+        request, 400, "validation_error", "The request body is nested too deeply."
+    )
+
+
+def _bad_text(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    # PostgreSQL text and JSONB cannot hold U+0000: psycopg refuses it before sending,
+    # JSONB on the server (22P05). Either way nothing was written.
+    if "NUL" not in str(exc) and not isinstance(exc, psycopg.errors.UntranslatableCharacter):
+        return _internal_error(request, exc)
+    return problem_response(
+        request, 400, "validation_error", "Text may not contain the NUL character (\\u0000)."
+    )
+
+
 def _internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     # The trace goes to the log, never to the client: it may hold state.
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
@@ -166,6 +186,8 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     PermissionDeniedException: _permission_denied,
     NotFoundException: _not_found,
     HTTPException: _http_exception,
+    RecursionError: _too_deep,
+    psycopg.DataError: _bad_text,
     Exception: _internal_error,
 }
 """Litestar picks the most specific class of the raised exception (MRO order)."""

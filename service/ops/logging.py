@@ -144,10 +144,10 @@ def litestar_logging_config(fmt: str | None = None, level: str | None = None) ->
     return LoggingConfig(
         formatters={"standard": formatter},
         root={"handlers": ["queue_listener"], "level": _level(level)},
-        # unhandled errors (500s) are logged with their traceback, in production too;
-        # a refused request (4xx) is not a crash: its access line says enough, and a
-        # hostile client must not buy a formatted traceback per request
-        log_exceptions="always",
+        # The API's own handler (service.api.errors) logs each unhandled error once,
+        # with its traceback and request; Litestar logging it too doubled every 500
+        # and gave each refused request (4xx) a traceback as if it were a crash.
+        log_exceptions="debug",
         disable_stack_trace=set(range(400, 500)),
     )
 

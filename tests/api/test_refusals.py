@@ -205,3 +205,39 @@ async def test_an_idempotency_key_reused_for_another_command_is_refused(table: T
 async def test_an_unknown_route_and_a_wrong_method_are_problems_too(api: Api) -> None:
     assert_problem(await api.client.get("/api/nothing-here"), 404, "not_found")
     assert_problem(await api.client.delete("/api/players"), 405, "method_not_allowed")
+
+
+async def test_a_body_nested_too_deeply_is_a_validation_error(table: Table) -> None:
+    mover, _ = await _mover(table)
+    await table.refused_unchanged(
+        400,
+        "validation_error",
+        lambda: table.api.client.post(
+            f"/api/matches/{table.match_id}/play",
+            content=b"[" * 100_000 + b"]" * 100_000,
+            headers={**table.seats[mover].auth, "content-type": "application/json"},
+        ),
+    )
+
+
+async def test_text_with_a_nul_character_is_refused_and_nothing_is_written(
+    api: Api, database_url: str
+) -> None:
+    # PostgreSQL text and JSONB cannot hold U+0000: a 400, not a 500.
+    body = assert_problem(
+        await api.client.post("/api/players", json={"name": "tea\u0000master"}),
+        400,
+        "validation_error",
+    )
+    assert "NUL" in body["detail"]
+    match_id, a, b = await api.new_match("duel")
+    await api.client.post(f"/api/matches/{match_id}/resign", json={}, headers=a.auth)
+    table = Table(api, database_url, match_id, (a, b))
+    refused = await table.refused_unchanged(
+        400,
+        "validation_error",
+        lambda: api.client.post(
+            f"/api/matches/{match_id}/disputes", json={"reason": "odd\u0000deal"}, headers=a.auth
+        ),
+    )
+    assert "NUL" in refused["detail"]  # the event reached JSONB, which refused it

@@ -84,7 +84,9 @@ async def test_a_request_without_an_id_gets_a_fresh_one_and_ids_never_leak(
 
 
 @pytest.mark.anyio
-async def test_a_refused_request_is_not_logged_as_a_crash_but_a_crash_is() -> None:
+async def test_a_crash_is_logged_once_with_its_traceback_and_a_refusal_is_not(
+    json_logs: LogLines,
+) -> None:
     from litestar import Litestar, post
 
     from service.api.errors import EXCEPTION_HANDLERS
@@ -105,14 +107,20 @@ async def test_a_refused_request_is_not_logged_as_a_crash_but_a_crash_is() -> No
     async def crash() -> None:
         raise RuntimeError("a real bug")
 
-    logged: list[str] = []
+    litestar_logged: list[str] = []
     config = litestar_logging_config()
-    config.exception_logging_handler = lambda logger, scope, tb: logged.append(scope["path"])
+    config.exception_logging_handler = lambda logger, scope, tb: litestar_logged.append(
+        scope["path"]
+    )
     app = Litestar([refused, body, crash], logging_config=config,
                    exception_handlers=EXCEPTION_HANDLERS)
     async with AsyncTestClient(app) as client:
         assert (await client.get("/refused/missing")).status_code == 404
         assert (await client.get("/refused/turn")).status_code == 422
         assert (await client.post("/body", content=b"{not json")).status_code == 400
+        assert (await client.post("/body", content=b"[" * 100_000)).status_code == 400
         assert (await client.get("/crash")).status_code == 500
-    assert logged == ["/crash"]
+    errors = [line for line in json_logs.all() if line["level"] == "error"]
+    assert [e["message"] for e in errors] == ["unhandled error on GET /crash"]
+    assert "RuntimeError: a real bug" in errors[0]["exception"]
+    assert litestar_logged == []  # not a second time by Litestar
