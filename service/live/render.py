@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from schemas.views import LogEntry
 from service.engine import redact
-from service.live.stream import Render, Viewer
+from service.live.stream import Frame, Render, Viewer
 from service.live.wire import EventFrame, WireEvent, frame_encoder
 
 CACHE_SIZE = 20_000
@@ -33,27 +33,33 @@ def render_frame(
 class FrameCache:
     """Encoded frames, keyed by everything a frame depends on.
 
+    The cached value is the ``Frame`` itself: a hit allocates nothing, so 1,000
+    spectators share one object (and one string) per event.
+
     Evicted oldest-first (not least-recently-used): a frame is wanted while its
     event is new, and a hit then costs one dict lookup, 1,000 times per event.
     """
 
     def __init__(self, size: int = CACHE_SIZE) -> None:
         self._size = size
-        self._frames: dict[tuple[str, int, Viewer, bool, bool], str] = {}
+        self._frames: dict[tuple[str, int, Viewer, bool, bool], Frame] = {}
         self.hits = 0
         self.misses = 0
 
     def renderer(self, hide_hands_in_replay: bool) -> Render:
         frames = self._frames
 
-        def render(match_id: str, event: WireEvent, viewer: Viewer, match_over: bool) -> str:
+        def render(match_id: str, event: WireEvent, viewer: Viewer, match_over: bool) -> Frame:
             key = (match_id, event.version, viewer, match_over, hide_hands_in_replay)
             frame = frames.get(key)
             if frame is not None:
                 self.hits += 1
                 return frame
             self.misses += 1
-            frame = render_frame(event, viewer, match_over, hide_hands_in_replay)
+            frame = Frame(
+                data=render_frame(event, viewer, match_over, hide_hands_in_replay),
+                version=event.version,
+            )
             frames[key] = frame
             if len(frames) > self._size:
                 del frames[next(iter(frames))]

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import msgspec
 from litestar import Litestar, Request, WebSocket, get, websocket
@@ -28,7 +28,7 @@ from service.live.config import LiveSettings
 from service.live.hub import Hub
 from service.live.publish import Publisher
 from service.live.render import FrameCache
-from service.live.stream import Frame, Lagging, ViewerStream, lobby_frames
+from service.live.stream import Frame, Lagging, LobbyStream, ViewerStream, lobby_frames
 from service.live.wire import (
     CLOSE_BAD_REQUEST,
     CLOSE_GOING_AWAY,
@@ -145,15 +145,27 @@ class _Sending:
         self.since: float | None = None
 
 
+class _Source(Protocol):
+    async def next_frames(self) -> list[Frame]: ...
+
+    def close(self) -> None: ...
+
+
 async def _send_frames(
-    socket: WebSocket[Any, Any, Any], frames: AsyncIterator[Any], sending: _Sending
+    socket: WebSocket[Any, Any, Any], source: _Source, sending: _Sending
 ) -> None:
-    send = socket.send  # the ASGI send: one dict per frame, nothing more (the hot path)
-    loop = asyncio.get_running_loop()
-    async for frame in frames:
-        sending.since = loop.time()
-        text = frame.data if isinstance(frame, Frame) else frame
-        await send(cast("WebSocketSendEvent", {"type": "websocket.send", "text": text}))
+    """The hot path: per frame, one ASGI send of the shared text and nothing else.
+
+    A wake-up takes every frame that is due at once (one task step, not one per frame).
+    """
+    send = socket.send
+    next_frames = source.next_frames
+    clock = asyncio.get_running_loop().time
+    while True:
+        frames = await next_frames()
+        for frame in frames:
+            sending.since = clock()
+            await send(cast("WebSocketSendEvent", {"type": "websocket.send", "text": frame.data}))
         sending.since = None
 
 
@@ -170,11 +182,11 @@ async def _watchdog(sending: _Sending, timeout_s: float) -> None:
 
 
 async def _serve_socket(
-    socket: WebSocket[Any, Any, Any], frames: AsyncIterator[Any], timeout_s: float
+    socket: WebSocket[Any, Any, Any], source: _Source, timeout_s: float
 ) -> tuple[int, str]:
     """Send frames until the client leaves or the stream ends; the close code and reason."""
     sending = _Sending()
-    sender = asyncio.create_task(_send_frames(socket, frames, sending))
+    sender = asyncio.create_task(_send_frames(socket, source, sending))
     tasks = {
         sender,
         asyncio.create_task(_drain_incoming(socket)),
@@ -188,8 +200,7 @@ async def _serve_socket(
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        with contextlib.suppress(Exception):
-            await frames.aclose()  # type: ignore[attr-defined]
+        source.close()
     for task in done:
         error = None if task.cancelled() else task.exception()
         if isinstance(error, Lagging):
@@ -226,7 +237,7 @@ async def match_socket(socket: WebSocket[Any, Any, Any], match_id: str) -> None:
         try:
             stream = _open_stream(runtime, access, since)
             code, reason = await _serve_socket(
-                socket, stream.frames(), runtime.hub.settings.send_timeout_s
+                socket, stream, runtime.hub.settings.send_timeout_s
             )
         finally:
             runtime.hub.leave(match_id, conn_id)
@@ -243,7 +254,7 @@ async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
     metrics.connections.inc()
     try:
         code, reason = await _serve_socket(
-            socket, lobby_frames(runtime.hub), runtime.hub.settings.send_timeout_s
+            socket, LobbyStream(runtime.hub), runtime.hub.settings.send_timeout_s
         )
         await _close(socket, code, reason)
     finally:

@@ -16,18 +16,17 @@ each event ``delay_s`` after it was recorded.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import functools
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from schemas.cards import Seat
 from schemas.events import MatchEnded
 from service.live import metrics
-from service.live.hub import Hub, Tick
+from service.live.hub import Hub, Subscription, Tick
 from service.live.wire import (
     EventsHint,
     LobbyFrame,
@@ -40,8 +39,17 @@ from service.live.wire import (
 
 Viewer: TypeAlias = Seat | Literal["spectator"]
 
-Render = Callable[[str, WireEvent, Viewer, bool], str]
-"""``(match_id, event, viewer, match_over)`` → the encoded event frame for that viewer."""
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    data: str
+    """The JSON text of one frame (shared by every viewer who gets the same bytes)."""
+    version: int | None = None
+    """Set on event frames: the SSE id, the client's resume point."""
+
+
+Render = Callable[[str, WireEvent, Viewer, bool], Frame]
+"""``(match_id, event, viewer, match_over)`` → the event frame for that viewer (may be shared)."""
 
 
 class Lagging(Exception):
@@ -52,15 +60,22 @@ class Lagging(Exception):
         self.last_version = last_version
 
 
-@dataclass(frozen=True, kw_only=True)
-class Frame:
-    data: str
-    """The JSON text of one frame (shared by every viewer who gets the same bytes)."""
-    version: int | None = None
-    """Set on event frames: the SSE id, the client's resume point."""
+@functools.lru_cache(maxsize=64)
+def _presence_frame(presence: PresenceFrame) -> Frame:
+    """Encoded once per distinct presence, not once per viewer."""
+    return Frame(data=frame_encoder.encode(presence).decode())
+
+
+def _ping_frame(version: int) -> Frame:
+    return Frame(data=frame_encoder.encode(PingFrame(version=version)).decode())
 
 
 class ViewerStream:
+    """Call ``next_frames`` until it raises (``Lagging``) or you stop, then ``close``.
+
+    ``frames()`` is the same as an async iterator of single frames.
+    """
+
     def __init__(
         self,
         hub: Hub,
@@ -80,71 +95,102 @@ class ViewerStream:
         self.accepted = since
         """The last version taken from the store or a hint (maybe not yet sent)."""
         self.sent = since
-        """The last version sent: where a resume starts."""
+        """The last version handed out by ``next_frames``: where a resume starts."""
         self._pending: deque[WireEvent] = deque()
         self._ended_at: int | None = None
         self._replay = False
+        self._sub: Subscription | None = None
+        self._closed = False
 
-    async def frames(self) -> AsyncGenerator[Frame, None]:
-        sub = self.hub.subscribe(self.match_id)  # 1. subscribe first
-        try:
-            catch_up = await self.hub.load_after(self.match_id, self.accepted)  # 2. the store
-            self._accept(catch_up)
-            # Connected after the end (and the end is due for this viewer): a replay,
-            # where everyone sees the whole log.
-            self._replay = (
-                self._ended_at is not None
-                and self._due_in(next(e for e in self._pending if e.version == self._ended_at)) <= 0
-            )
-            while True:
-                for frame in self._due_frames():
-                    yield frame
-                try:
-                    item = sub.queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    if self._pending:  # a delayed spectator: wake when the next one is due
-                        try:
-                            async with asyncio.timeout(max(self._due_in(self._pending[0]), 0)):
-                                item = await sub.queue.get()
-                        except TimeoutError:
-                            continue
-                    else:
-                        # No timer per wait (the hot path): idle pings come as hub ticks.
-                        item = await sub.queue.get()
+    async def _start(self) -> Subscription:
+        sub = self._sub = self.hub.subscribe(self.match_id)  # 1. subscribe first
+        catch_up = await self.hub.load_after(self.match_id, self.accepted)  # 2. the store
+        self._accept(catch_up)
+        # Connected after the end (and the end is due for this viewer): a replay,
+        # where everyone sees the whole log.
+        self._replay = (
+            self._ended_at is not None
+            and self._due_in(next(e for e in self._pending if e.version == self._ended_at)) <= 0
+        )
+        return sub
+
+    def close(self) -> None:
+        """Leave the hub (idempotent)."""
+        self._closed = True
+        if self._sub is not None:
+            self.hub.unsubscribe(self._sub)
+            self._sub = None
+
+    async def next_frames(self) -> list[Frame]:
+        """The frames due now, in order (never none): waits until there are some.
+
+        Everything waiting in the mailbox is taken at once, in the order it was
+        offered; the frames come out exactly as if the items were taken one by one.
+        Raises ``Lagging`` once the frames handed out before the overflow are gone.
+        """
+        sub = self._sub
+        if sub is None:
+            if self._closed:
+                raise RuntimeError("the stream is closed")
+            sub = await self._start()
+        items = sub.items
+        while True:
+            out: list[Frame] = []
+            self._due_frames(out)
+            while items:
                 if sub.lagging:
+                    if out:
+                        return out  # sent first; the next call says where to resume
                     metrics.lagging.inc()
                     raise Lagging(self.sent)
+                item = items.popleft()
                 match item:  # 3. live hints
                     case EventsHint() as hint:
-                        await self._take(hint)
+                        if self._take(hint):
+                            # A gap before the hint, or a hint without its events.
+                            metrics.refills.labels("gap").inc()
+                            self._accept(await self.hub.load_after(self.match_id, self.accepted))
+                        self._due_frames(out)
                     case PresenceFrame() as presence:
-                        yield Frame(data=frame_encoder.encode(presence).decode())
+                        out.append(_presence_frame(presence))
                     case Tick():
                         if not self._pending:
-                            yield Frame(
-                                data=frame_encoder.encode(PingFrame(version=self.sent)).decode()
-                            )
+                            out.append(_ping_frame(self.sent))
                     case LobbySummary():
                         pass
+            if out:
+                return out
+            if self._pending:  # a delayed spectator: wake when the next one is due
+                await sub.wait(max(self._due_in(self._pending[0]), 0.0))
+            else:
+                # No timer per wait (the hot path): idle pings come as hub ticks.
+                await sub.wait()
+
+    async def frames(self) -> AsyncGenerator[Frame, None]:
+        """One frame at a time (SSE, tests); the stream closes with the generator."""
+        try:
+            while True:
+                for frame in await self.next_frames():
+                    yield frame
         finally:
-            self.hub.unsubscribe(sub)
+            self.close()
 
-    async def _take(self, hint: EventsHint) -> None:
+    def _take(self, hint: EventsHint) -> bool:
+        """Accept what the hint carries; true if the store must fill in what it lacks."""
         if hint.last_version <= self.accepted:
-            return  # every event already taken: a duplicate hint
+            return False  # every event already taken: a duplicate hint
         if hint.first_version <= self.accepted + 1:
-            self._accept(e for e in hint.events if e.version > self.accepted)
-        if self.accepted < hint.last_version:
-            # A gap before the hint, or a hint without its events: the store has them.
-            metrics.refills.labels("gap").inc()
-            self._accept(await self.hub.load_after(self.match_id, self.accepted))
+            self._accept(hint.events)
+        return self.accepted < hint.last_version
 
-    def _accept(self, events: object) -> None:
-        for event in events:  # type: ignore[attr-defined]
+    def _accept(self, events: Iterable[WireEvent]) -> None:
+        for event in events:
+            if event.version <= self.accepted:
+                continue  # already taken
             if event.version != self.accepted + 1:
                 # Never deliver out of order: what is missing comes from the store next time.
                 break
-            if isinstance(event.event, MatchEnded) and self._ended_at is None:
+            if self._ended_at is None and isinstance(event.event, MatchEnded):
                 self._ended_at = event.version
             self._pending.append(event)
             self.accepted = event.version
@@ -154,36 +200,67 @@ class ViewerStream:
             return 0.0
         return event.recorded_at.timestamp() + self.delay_s - time.time()
 
-    def _due_frames(self) -> list[Frame]:
-        out: list[Frame] = []
-        while self._pending and self._due_in(self._pending[0]) <= 0:
-            event = self._pending.popleft()
+    def _due_frames(self, out: list[Frame]) -> None:
+        pending = self._pending
+        while pending and (not self.delay_s or self._due_in(pending[0]) <= 0):
+            event = pending.popleft()
             over = self._replay or (self._ended_at is not None and event.version >= self._ended_at)
-            out.append(
-                Frame(
-                    data=self.render(self.match_id, event, self.viewer, over),
-                    version=event.version,
-                )
-            )
+            out.append(self.render(self.match_id, event, self.viewer, over))
             self.sent = event.version
-        return out
 
 
-async def lobby_frames(hub: Hub) -> AsyncGenerator[str, None]:
+class LobbyStream:
     """Lobby summaries as they are published (public facts only, no redaction needed)."""
-    sub = hub.subscribe_lobby()
-    try:
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self._sub: Subscription | None = hub.subscribe_lobby()
+
+    def close(self) -> None:
+        if self._sub is not None:
+            self.hub.unsubscribe(self._sub)
+            self._sub = None
+
+    async def next_frames(self) -> list[Frame]:
+        sub = self._sub
+        if sub is None:
+            raise RuntimeError("the stream is closed")
         while True:
-            item = await sub.queue.get()
             if sub.lagging:
                 # The lobby is a view of summaries, not a log: skip ahead instead of closing.
                 sub.lagging = False
-                with contextlib.suppress(asyncio.QueueEmpty):
-                    while True:
-                        sub.queue.get_nowait()
-            if isinstance(item, LobbySummary):
-                yield frame_encoder.encode(LobbyFrame(summary=item)).decode()
-            elif isinstance(item, Tick):
-                yield frame_encoder.encode(PingFrame(version=0)).decode()
+                while len(sub.items) > 1:
+                    sub.items.popleft()
+            out: list[Frame] = []
+            while sub.items:
+                item = sub.items.popleft()
+                if isinstance(item, LobbySummary):
+                    out.append(_lobby_frame(item))
+                elif isinstance(item, Tick):
+                    out.append(_ping_frame(0))
+            if out:
+                return out
+            await sub.wait()
+
+
+_last_lobby: list[tuple[LobbySummary, Frame]] = []
+
+
+def _lobby_frame(summary: LobbySummary) -> Frame:
+    """Every lobby watcher is offered the same summary object: encode it once."""
+    if _last_lobby and _last_lobby[0][0] is summary:
+        return _last_lobby[0][1]
+    frame = Frame(data=frame_encoder.encode(LobbyFrame(summary=summary)).decode())
+    _last_lobby[:] = [(summary, frame)]
+    return frame
+
+
+async def lobby_frames(hub: Hub) -> AsyncGenerator[str, None]:
+    """The lobby's frames one at a time, as text (SSE)."""
+    stream = LobbyStream(hub)
+    try:
+        while True:
+            for frame in await stream.next_frames():
+                yield frame.data
     finally:
-        hub.unsubscribe(sub)
+        stream.close()
