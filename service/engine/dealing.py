@@ -33,10 +33,15 @@ _SEED_RE = re.compile(r"[0-9a-f]{64}")
 _NON_ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] != "Z")
 _ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] == "Z")
 _WORDS = struct.Struct(">8I")
-_HAND_SHUFFLE = struct.Struct(">II")
-_BLOCK = (b"\0\0\0\0", b"\0\0\0\1")
-_SAFE = min(2**32 - (2**32 % n) for n in range(1, 18))
-"""A word below every rejection limit of ``uniform(n)``, n <= 17, is never rejected."""
+_WORDS_2 = struct.Struct(">16I")
+_BLOCK_NO = struct.Struct(">III")
+"""``u32be(hand) || u32be(shuffle) || u32be(block)``: the end of a block's message."""
+_UNSAFE = b"\xff\xff\xff"
+"""Every word ``uniform(n)`` can reject when ``n <= 17`` begins with these bytes.
+
+It rejects ``x >= 2**32 - 2**32 % n`` and ``2**32 % n < n <= 17 < 256``, so
+``x >= 0xFFFFFF00``. A digest without this run anywhere has no such word.
+"""
 
 
 def valid_seed(seed: str) -> bool:
@@ -69,15 +74,22 @@ def shuffle(cards: list[Card], seed: bytes, hand: int, shuffle_no: int) -> None:
     if n < 2:
         return
     if n <= 17:
-        # Fast path, the same draws: a block gives 8 words, a second one (only
-        # when more than 8 swaps are due) the 16 a deal needs at most; when
-        # every word is below the smallest limit none is rejected (odds of a
-        # rejection: below 1 in 10**8; then the general path runs).
-        prefix = _DOMAIN + seed + _HAND_SHUFFLE.pack(hand, shuffle_no)
-        words = _WORDS.unpack(sha256(prefix + _BLOCK[0]).digest())
-        if n > 9:
-            words += _WORDS.unpack(sha256(prefix + _BLOCK[1]).digest())
-        if max(words[: n - 1]) < _SAFE:
+        # Fast path, the same draws: one block gives 8 words, two blocks (only
+        # when more than 8 swaps are due) the 16 a deal needs at most. When no
+        # word can be rejected, the k-th swap index is the k-th word mod (n - k);
+        # when one might be (a digest holding ``_UNSAFE`` anywhere: odds below
+        # 1 in 250,000) the general path below reads the stream word by word.
+        prefix = _DOMAIN + seed
+        if n <= 9:
+            digest = sha256(prefix + _BLOCK_NO.pack(hand, shuffle_no, 0)).digest()
+            words = _WORDS.unpack(digest)
+        else:
+            digest = (
+                sha256(prefix + _BLOCK_NO.pack(hand, shuffle_no, 0)).digest()
+                + sha256(prefix + _BLOCK_NO.pack(hand, shuffle_no, 1)).digest()
+            )
+            words = _WORDS_2.unpack(digest)
+        if _UNSAFE not in digest:
             # item i swaps with item words[k] % (i + 1), i = n - 1 - k
             i = n - 1
             for j in map(mod, words, range(n, 1, -1)):
@@ -106,10 +118,15 @@ def deal(
     first in their owner's hand and the deal fills each hand up to ``hand_size``.
     """
     key = bytes.fromhex(seed)
-    held = set(kept[0]) | set(kept[1])
-    first = [c for c in _NON_ZERO if c not in held]
+    if kept[0] or kept[1]:
+        held = set(kept[0]) | set(kept[1])
+        first = [c for c in _NON_ZERO if c not in held]
+        second_zero = [c for c in _ZERO if c not in held]
+    else:
+        first = list(_NON_ZERO)
+        second_zero = list(_ZERO)
     shuffle(first, key, hand, 1)
-    second = first[6:] + [c for c in _ZERO if c not in held]
+    second = first[6:] + second_zero
     shuffle(second, key, hand, 2)
     # One card at a time, the non-dealer first, a full hand skipped: the first
     # 2m cards alternate (m = the smaller need), the rest go to the other seat.

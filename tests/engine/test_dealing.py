@@ -127,6 +127,37 @@ def test_the_fast_path_of_the_shuffle_draws_what_the_general_path_draws(monkeypa
 
     seeds = [random.Random(i).getrandbits(256).to_bytes(32, "big").hex() for i in range(50)]
     fast = [deal(s, h, 0) for s in seeds for h in (1, 2)]
-    # No word is now safe from rejection, so each shuffle takes the general path.
-    monkeypatch.setattr(dealing, "_SAFE", 0)
+    # Every digest now "holds" the run that marks a word that might be
+    # rejected, so each shuffle takes the general path.
+    monkeypatch.setattr(dealing, "_UNSAFE", b"")
     assert [deal(s, h, 0) for s in seeds for h in (1, 2)] == fast
+
+
+def test_words_that_uniform_rejects_are_skipped_as_docs_dealing_md_says(monkeypatch) -> None:
+    """Real digests almost never hold a rejected word, so make every block hold some:
+    words 0xFFFFFFFF (rejected by every n) and 0xFFFFFFF8 (rejected only by n = 13,
+    whose limit is 2**32 - 9) among ordinary ones; the engine must agree with the
+    document's reading, on both of its paths."""
+    import service.engine.dealing as dealing
+
+    real_sha256 = hashlib.sha256
+
+    class Crafted:
+        def __init__(self, data: bytes) -> None:
+            self.real = real_sha256(data).digest()
+
+        def digest(self) -> bytes:
+            # words 1 and 5 of each block become 0xFFFFFFFF and 0xFFFFFFF8
+            r = self.real
+            return r[:4] + b"\xff" * 4 + r[8:20] + b"\xff\xff\xff\xf8" + r[24:]
+
+    monkeypatch.setattr(dealing, "sha256", Crafted)
+    monkeypatch.setattr(hashlib, "sha256", Crafted)
+    seeds = [random.Random(i).getrandbits(256).to_bytes(32, "big").hex() for i in range(20)]
+    for seed in seeds:
+        for hand, kept in ((1, ((), ())), (2, (("M1", "C2"), ("Z1",)))):
+            dealt = deal(seed, hand, 0, kept)  # type: ignore[arg-type]
+            tea, hands, rest = second_implementation(seed, hand, 0, kept)
+            assert [c for p in dealt.tea for c in (p.number, p.suit)] == tea
+            assert [list(h) for h in dealt.hands] == hands
+            assert list(dealt.set_aside) == rest
