@@ -13,7 +13,7 @@ from typing import TypeAlias
 
 import msgspec
 
-from schemas.cards import Seat, Target, TokenKind
+from schemas.cards import ALL_CARDS, SEATS, Card, Seat, Target, TokenKind
 from schemas.commands import KeepCards, Pass, PlayCard, SeatCommand
 from schemas.rules import Ruleset
 from schemas.views import Tokens
@@ -29,12 +29,27 @@ class NothingToDo(Exception):
     """A bot was asked to move for a seat that has no decision to make."""
 
 
-def _free_targets(state: Board, seat: Seat) -> tuple[Target, ...]:
-    i = (state.round - 1) * 4 + seat * 2  # slot(round, seat, number)
+_FREE: tuple[tuple[Target, ...], ...] = ((), ("suit",), ("number",), ("number", "suit"))
+"""The free targets of a seat, indexed by ``2 * (number free) + (suit free)``."""
+
+_PLAYS: tuple[tuple[tuple[dict[Card, PlayCard], ...], ...], ...] = tuple(
+    tuple(
+        tuple({card: PlayCard(seat=seat, card=card, target=t) for card in ALL_CARDS} for t in free)
+        for free in _FREE
+    )
+    for seat in SEATS
+)
+"""``_PLAYS[seat][code][k][card]``: the play of ``card`` beside the k-th target of
+``_FREE[code]``. Commands are immutable, so the random bot hands out these."""
+
+_PASS: tuple[Pass, Pass] = (Pass(seat=0), Pass(seat=1))
+
+
+def _free_code(state: Board, seat: Seat) -> int:
+    """Which targets of this round are still free for ``seat``: an index into ``_FREE``."""
+    i = (state.round - 1) * 4 + seat * 2  # slot(round, seat, number); the suit slot follows
     placed = state.placed
-    if placed[i] is None:
-        return ("number", "suit") if placed[i + 1] is None else ("number",)
-    return ("suit",) if placed[i + 1] is None else ()
+    return (placed[i] is None) * 2 + (placed[i + 1] is None)
 
 
 def random_bot(state: Board, seat: Seat, rng: random.Random) -> SeatCommand:
@@ -45,15 +60,19 @@ def random_bot(state: Board, seat: Seat, rng: random.Random) -> SeatCommand:
     """
     if state.phase == "playing" and state.to_move == seat:
         cards = state.hands[seat]
-        free = _free_targets(state, seat)
-        targets = len(free)
+        i = (state.round - 1) * 4 + seat * 2  # _free_code, inline: self-play's hottest call
+        placed = state.placed
+        plays_by_target = _PLAYS[seat][(placed[i] is None) * 2 + (placed[i + 1] is None)]
+        targets = len(plays_by_target)
         plays = len(cards) * targets
         k = int(rng.random() * (plays + 1))
         if k == plays:
-            return Pass(seat=seat)
-        return PlayCard(seat=seat, card=cards[k // targets], target=free[k % targets])
+            return _PASS[seat]
+        return plays_by_target[k % targets][cards[k // targets]]
     if must_keep(state, seat):
-        return KeepCards(seat=seat, cards=tuple(c for c in state.hands[seat] if rng.random() < 0.5))
+        return KeepCards(
+            seat=seat, cards=tuple([c for c in state.hands[seat] if rng.random() < 0.5])
+        )
     raise NothingToDo(f"seat {seat} has nothing to do")
 
 
@@ -86,7 +105,7 @@ def heuristic_bot(state: Board, seat: Seat, rng: random.Random) -> SeatCommand:
     that "one of each" needs, while the token kind at stake decides matches.
     """
     if state.phase == "playing" and state.to_move == seat:
-        free = _free_targets(state, seat)
+        free = _FREE[_free_code(state, seat)]
         cards = state.hands[seat]
         if not free or not cards:
             return Pass(seat=seat)

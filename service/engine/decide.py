@@ -37,7 +37,7 @@ from service.engine.evolve import (
 )
 from service.engine.reveal import reveal
 from service.engine.state import State, Table, freeze, thaw
-from service.engine.turns import can_play, must_keep, other
+from service.engine.turns import must_keep, other
 from service.engine.winning import check_win, compare, last_hand
 from service.errors import RuleError
 
@@ -211,7 +211,10 @@ def _settle(t: Table, events: list[Event]) -> None:
             if seat is None:  # both passed
                 _reveal(t, events)
                 continue
-            if can_play(t, seat):
+            # turns.can_play, inline (asked after every move): a card in hand and a
+            # target of this round still free for the seat.
+            i = (t.round - 1) * 4 + seat * 2  # slot(t.round, seat, number); suit follows
+            if t.hands[seat] and (t.placed[i] is None or t.placed[i + 1] is None):
                 return
             # RULES §4 decision: no card, or both targets of the round taken -> pass.
             turn_passed = Passed(seat=seat, hand=t.hand, round=_ROUND[t.round], automatic=True)

@@ -40,7 +40,7 @@ def play_match(
     )
     t = Table()
     log = run(t, start)
-    while not (t.ended or t.annulled):
+    while t.phase != "ended":  # ended, or annulled
         seat = t.to_move
         if seat is None:
             seat = 0 if must_keep(t, 0) else 1
