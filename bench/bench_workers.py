@@ -14,9 +14,11 @@
   rates it -> the leaderboard (over HTTP, polled every 5 ms) shows the new
   ratings. ``MATCHA_BENCH_VISIBLE_MATCHES`` matches (default 12, duel rules).
 * ``archive_builds_per_s``: replay archives of real self-played matches (whole
-  logs with a valid chain) built by one process, the job body alone and
-  through RQ (a ``SimpleWorker`` draining enqueued jobs); with the average
-  archive size and the worker's CPU time per build (``archive_build_cpu_ms``).
+  logs with a valid chain) built by one worker draining a backlog
+  (``build_archives``: batched loads and stores beside the build), and through
+  RQ (a request per match, as the API's hook makes, one drain job); the
+  one-match job (``build_archive``) for comparison; with the average archive
+  size and the CPU per build of the worker and of its PostgreSQL backend.
   ``MATCHA_BENCH_ARCHIVES`` matches (default 300).
 
 Runs on a throwaway database of the server at $MATCHA_BENCH_DATABASE_URL
@@ -319,50 +321,95 @@ def _self_played(conn: psycopg.Connection, count: int) -> list[str]:
     return match_ids
 
 
+def _backend_cpu_s(conn: psycopg.Connection) -> float | None:
+    """CPU seconds the connection's PostgreSQL backend has used (None: not on this machine)."""
+    try:
+        fields = Path(f"/proc/{conn.info.backend_pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def bench_archives(url: str) -> dict[str, Any]:
+    """Archives of ARCHIVES self-played matches, each measurement on an empty table.
+
+    * ``archive_builds_per_s``: a worker draining a backlog, ``build_archives``
+      (the job body behind the replays queue: batches of ``ARCHIVE_BATCH``,
+      the next batch loaded and the last one stored while one is built);
+    * via RQ: each match asked for as the API's hook asks (``request_archives``
+      once per match), then a ``SimpleWorker`` drains the queue;
+    * the one-match job body (``build_archive``) in a loop, and through RQ
+      with a job per match (``enqueue_archive``), for comparison;
+    * CPU per archive of the worker and of its PostgreSQL backend (from /proc
+      when the server is local): on two free cores a worker cannot go faster
+      than 1 / the larger of the two.
+    """
     from redis import Redis
     from rq import SimpleWorker
 
     from workers import db
-    from workers.queue import enqueue_archive, queues
-    from workers.replays import build_archive
+    from workers.queue import enqueue_archive, queues, request_archives
+    from workers.replays import build_archive, build_archives
 
     os.environ["DATABASE_URL"] = url
     with psycopg.connect(url, autocommit=True) as conn:
         match_ids = _self_played(conn, ARCHIVES)
         events = conn.execute("SELECT count(*) FROM events WHERE match_id LIKE 'arch-%'"
                               ).fetchone()[0]
-    t0, cpu0 = time.perf_counter(), time.process_time()
-    for match_id in match_ids:
-        build_archive(match_id)
-    direct_s = time.perf_counter() - t0
-    # this process only (PostgreSQL's share runs elsewhere): steadier than the
-    # wall clock on the shared machine
-    direct_cpu_s = time.process_time() - cpu0
+        conn.execute("ANALYZE")
 
-    prefix = f"bench-{uuid.uuid4().hex[:8]}"
+    def clear() -> None:
+        with psycopg.connect(url, autocommit=True) as c:
+            c.execute("DELETE FROM replay_archives")
+
+    def timed(run: Any) -> tuple[float, float, float | None]:
+        """(wall s, this process's CPU s, its PostgreSQL backend's CPU s) of run()."""
+        clear()
+        backend = db.connection()
+        pg0 = _backend_cpu_s(backend)
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        run()
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        pg1 = _backend_cpu_s(backend)
+        return wall, cpu, None if pg0 is None or pg1 is None else pg1 - pg0
+
+    n = len(match_ids)
+    single_s, single_cpu, _ = timed(lambda: [build_archive(m) for m in match_ids])
+    batch_s, batch_cpu, batch_pg = timed(lambda: build_archives(match_ids))
+
     redis = Redis.from_url(REDIS_URL)
-    for match_id in match_ids:
-        enqueue_archive(match_id, redis=redis, prefix=prefix)
-    t0 = time.perf_counter()
-    SimpleWorker(queues(redis=redis, prefix=prefix), connection=redis).work(
-        burst=True, logging_level="WARNING")
-    rq_s = time.perf_counter() - t0
+
+    def via_rq(enqueue: Any) -> float:
+        prefix = f"bench-{uuid.uuid4().hex[:8]}"
+        clear()
+        for match_id in match_ids:
+            enqueue(match_id, prefix)
+        t0 = time.perf_counter()
+        SimpleWorker(queues(redis=redis, prefix=prefix), connection=redis).work(
+            burst=True, logging_level="WARNING")
+        return time.perf_counter() - t0
+
+    rq_s = via_rq(lambda m, p: request_archives([m], redis=redis, prefix=p))
+    rq_single_s = via_rq(lambda m, p: enqueue_archive(m, redis=redis, prefix=p))
     db.close_connections()
     with psycopg.connect(url, autocommit=True) as conn:
         built, avg_bytes, avg_raw = conn.execute(
             "SELECT count(*), avg(octet_length(archive)), avg(raw_size) FROM replay_archives"
             " WHERE match_id LIKE 'arch-%'"
         ).fetchone()
-    assert built == len(match_ids)
+    assert built == n
     return {
-        "archive_builds_per_s": len(match_ids) / direct_s,
-        "archive_builds_per_s_via_rq": len(match_ids) / rq_s,
-        "archive_build_cpu_ms": direct_cpu_s / len(match_ids) * 1000,
+        "archive_builds_per_s": n / batch_s,
+        "archive_builds_per_s_via_rq": n / rq_s,
+        "archive_build_cpu_ms": batch_cpu / n * 1000,
+        "archive_build_pg_cpu_ms": None if batch_pg is None else batch_pg / n * 1000,
+        "archive_single_builds_per_s": n / single_s,
+        "archive_single_build_cpu_ms": single_cpu / n * 1000,
+        "archive_single_jobs_per_s_via_rq": n / rq_single_s,
         "archive_avg_bytes": float(avg_bytes),
         "archive_avg_raw_bytes": float(avg_raw),
-        "archive_avg_events": events / len(match_ids),
-        "archive_matches": len(match_ids),
+        "archive_avg_events": events / n,
+        "archive_matches": n,
     }
 
 
@@ -444,9 +491,13 @@ def main() -> None:
           f" {phases['rate']:.2f} / {phases['write_and_commit']:.2f}")
     print(f"{'  rating visible, max':34} {results['rating_visible_max_ms']:>14,.1f}  ms")
     print(f"{'  archive builds via RQ':34} {results['archive_builds_per_s_via_rq']:>14,.1f}"
-          "  builds/s")
+          "  builds/s (a request per match end, one drain job)")
     print(f"{'  archive build, worker CPU':34} {results['archive_build_cpu_ms']:>14,.2f}  ms"
-          " (this process; PostgreSQL not counted)")
+          f" (PostgreSQL backend: {results['archive_build_pg_cpu_ms'] or 0:,.2f} ms)")
+    print(f"{'  one match per job body / RQ job':34}"
+          f" {results['archive_single_builds_per_s']:>14,.1f}  builds/s"
+          f" ({results['archive_single_build_cpu_ms']:,.2f} ms CPU);"
+          f" {results['archive_single_jobs_per_s_via_rq']:,.1f} /s via RQ")
     print(f"{'  archive size, average':34} {results['archive_avg_bytes']:>14,.0f}  bytes"
           f" (gzip; {results['archive_avg_raw_bytes']:,.0f} raw JSON,"
           f" {results['archive_avg_events']:.0f} events)")
