@@ -31,14 +31,13 @@ import sys
 import threading
 import time
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import chain, compress, count
-from operator import itemgetter
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from itertools import compress, count
+from operator import add, eq
 from typing import Any, NamedTuple
 
-import msgspec
 import psycopg
 
 from workers import db
@@ -48,9 +47,6 @@ log = logging.getLogger("matcha.workers.ratings")
 
 PROGRESS_EVERY = 50_000
 """Matches between two progress reports in the job's meta (a multiple of CHUNK)."""
-
-CHUNK = 10_000
-"""Matches per block of history rows handed to COPY."""
 
 _LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('matcha.ladder-ratings.' || %s, 0))"
 
@@ -94,10 +90,14 @@ FROM (SELECT position, match_id, data -> 'players' ->> 0 AS p0, data -> 'players
       ORDER BY data ->> 'ladder_id', position
       LIMIT %(rows)s) AS chunk
 """
+# A result's third field is its *tag*: position * 256 + seat 0's code (2 win,
+# 1 draw, 0 loss), see rate_chunks. (Position < 2 ** 55, or the bigint overflows
+# and the read fails: it never gives a wrong tag.)
 _ENDED_CHUNK = """
 SELECT max(position),
-       string_agg(match_id || E'\\t' || coalesce(winner, 'D') || E'\\t' || position, E'\\t'
-                  ORDER BY position)
+       string_agg(match_id || E'\\t' || coalesce(winner, 'D') || E'\\t'
+                  || (position * 256 + CASE winner WHEN '0' THEN 2 WHEN '1' THEN 0 ELSE 1 END),
+                  E'\\t' ORDER BY position)
 FROM (SELECT position, match_id, data ->> 'winner' AS winner
       FROM events
       WHERE type = 'match_ended' AND position > %(after)s AND position <= %(high)s
@@ -106,10 +106,13 @@ FROM (SELECT position, match_id, data ->> 'winner' AS winner
 """
 _ENDED_OF = """
 SELECT NULL,
-       string_agg(match_id || E'\\t' || coalesce(data ->> 'winner', 'D') || E'\\t' || position,
+       string_agg(match_id || E'\\t' || coalesce(winner, 'D') || E'\\t'
+                  || (position * 256 + CASE winner WHEN '0' THEN 2 WHEN '1' THEN 0 ELSE 1 END),
                   E'\\t' ORDER BY position)
-FROM events
-WHERE match_id = ANY(%(matches)s) AND type = 'match_ended' AND position <= %(high)s
+FROM (SELECT position, match_id, data ->> 'winner' AS winner
+      FROM events
+      WHERE match_id = ANY(%(matches)s) AND type = 'match_ended' AND position <= %(high)s
+     ) AS ended
 """
 _LADDER_SIZE_UP_TO = """
 SELECT count(*) FROM (
@@ -130,10 +133,8 @@ by match (the (match_id, version) index) instead of scanning every ladder's."""
 
 _SCORE = {"0": 1.0, "1": 0.0, "D": 0.5}
 """Seat 0's score from the winner field of a result chunk ('D': a draw)."""
-_FLIP = {1.0: 0.0, 0.0: 1.0, 0.5: 0.5}
-"""Seat 1's score from seat 0's (``1.0 - score0``, exact for these three)."""
-_SCORE_BYTES = {b"0": 1.0, b"1": 0.0, b"\\N": 0.5}
-"""The same from COPY text (NULL: a draw), for ``rate_stream``."""
+_TAG_FLIP = {"0": -2, "1": 2, "D": 0}
+"""Seat 1's tag minus seat 0's (seat 1's code is 2 minus seat 0's)."""
 
 Progress = Callable[[str, int, int], None]
 
@@ -312,8 +313,9 @@ def _increment(
 
 # -- full recompute --------------------------------------------------------------------
 
-Chunk = tuple[list[int], list[int], list[float], list[int]]
-"""One block of results in order: seat 0's player index, seat 1's, seat 0's score, position."""
+Chunk = tuple[list[int], list[int], list[float], list[int], list[int]]
+"""One block of results in order: seat 0's player index, seat 1's, seat 0's score,
+and each seat's tag (see ``rate_chunks``)."""
 
 
 class Roster(dict[Any, int]):
@@ -329,28 +331,18 @@ class Roster(dict[Any, int]):
         return index
 
 
-class Rated(msgspec.Struct, frozen=True):
-    """One player after a recompute: the ratings row, and where their history is."""
-
-    player_id: Any
-    rating: float
-    games: int
-    wins: int
-    draws: int
-    losses: int
-    peak: float
-    reached_master: bool
-    first: int
-    """Their history is entries ``first`` to ``first + games`` of the ``Histories``."""
+class SelfMatchError(ValueError):
+    """A match with one player in both seats: ``rate_chunks`` leaves it to ``Ladder``."""
 
 
-class Histories(NamedTuple):
-    """Every player's history entries, player after player, each in match order."""
+class Fold(NamedTuple):
+    """What ``rate_chunks`` leaves, per player index (their entries in match order)."""
 
-    positions: tuple[int, ...]
-    before: list[float]
-    after: tuple[float, ...]
-    scores: tuple[float, ...]
+    rating: list[float]
+    afters: list[array[float]]
+    """The player's rating after each of their matches."""
+    tags: list[array[int]]
+    """Each of their matches as ``position * 256 + code`` (code 2 win, 1 draw, 0 loss)."""
 
 
 def _recompute(
@@ -382,8 +374,7 @@ def _recompute(
     seat0_of: list[int] = []
     seat1_of: list[int] = []
     for fields in _fields(rcur, _CREATED_CHUNK, params):
-        match_ids = fields[0::3]
-        number_of.update(zip(match_ids, count(len(seat0_of))))
+        number_of.update(zip(fields[0::3], count(len(seat0_of))))
         seat0_of += map(index, fields[1::3])
         seat1_of += map(index, fields[2::3])
     total = len(number_of)
@@ -398,275 +389,289 @@ def _recompute(
         results = _fields(rcur, _ENDED_OF, {**params, "matches": list(number_of)}, once=True)
     else:
         results = _fields(rcur, _ENDED_CHUNK, params)
-    score = _SCORE.__getitem__
     rated_so_far = [0]
 
-    def chunks() -> Iterable[Chunk]:
+    def chunks() -> Iterator[Chunk]:
         for fields in results:
             numbers = list(map(number_of.get, fields[0::3]))
             winners = fields[1::3]
-            positions = fields[2::3]
+            tags = fields[2::3]
             if None in numbers:  # another ladder's matches, or annulled ones
                 mine = [k is not None for k in numbers]
                 numbers = list(compress(numbers, mine))
                 winners = list(compress(winners, mine))
-                positions = list(compress(positions, mine))
+                tags = list(compress(tags, mine))
+            tags0 = list(map(int, tags))
             yield (list(map(seat0_of.__getitem__, numbers)),  # type: ignore[arg-type]
                    list(map(seat1_of.__getitem__, numbers)),  # type: ignore[arg-type]
-                   list(map(score, winners)), list(map(int, positions)))
-            seat0 = numbers
+                   list(map(_SCORE.__getitem__, winners)),
+                   tags0, list(map(add, tags0, map(_TAG_FLIP.__getitem__, winners))))
             before = rated_so_far[0]
-            rated_so_far[0] += len(seat0)
+            rated_so_far[0] += len(numbers)
             if rated_so_far[0] // PROGRESS_EVERY != before // PROGRESS_EVERY:
                 report("rating", rated_so_far[0], total)
 
-    rated, history = rate_chunks(chunks(), roster, settings)
-    done = sum(p.games for p in rated) // 2
     wcur = conn.cursor()
     wcur.execute("DELETE FROM rating_histories WHERE ladder_id = %s", (ladder_id,))
     wcur.execute("DELETE FROM ratings WHERE ladder_id = %s", (ladder_id,))
-
-    # 3. Write: one row per player, the history as arrays in COPY's binary
-    #    format, built with C-level slicing (the floats go over as their 8
-    #    bytes, never formatted as text, never one Python call per element).
-    report("writing", done, done)
-    ladder_bytes = ladder_id.encode()
-    with wcur.copy(
-        "COPY rating_histories (ladder_id, player_id, positions, before, after, scores)"
-        " FROM STDIN (FORMAT BINARY)"
-    ) as copy:
-        block = [_BINARY_HEADER]
-        columns = zip(
-            _binary_arrays(history.positions, "q", _INT8_OID, rated),
-            _binary_arrays(history.before, "d", _FLOAT8_OID, rated),
-            _binary_arrays(history.after, "d", _FLOAT8_OID, rated),
-            _binary_arrays(history.scores, "d", _FLOAT8_OID, rated),
-            strict=True,
-        )
-        for p, arrays in zip(rated, columns, strict=True):
-            block.append(_binary_row((ladder_bytes, p.player_id.encode(), *arrays)))
-            if len(block) >= 500:
-                copy.write(b"".join(block))
-                block.clear()
-        block.append(_BINARY_TRAILER)
-        copy.write(b"".join(block))
-    provisional_games = settings.provisional_games
-    with wcur.copy(
-        "COPY ratings (ladder_id, player_id, rating, games, wins, draws, losses, peak,"
-        " reached_master, provisional) FROM STDIN (FORMAT BINARY)"
-    ) as copy:
-        copy.set_types(["text", "text", "float8", "int4", "int4", "int4", "int4", "float8",
-                        "bool", "bool"])
-        for p in rated:
-            copy.write_row((ladder_id, p.player_id, p.rating, p.games, p.wins, p.draws,
-                            p.losses, p.peak, p.reached_master, p.games < provisional_games))
-    return done
+    stream = chunks()
+    try:
+        fold = rate_chunks(stream, len(roster), settings)
+    except SelfMatchError:
+        # Not possible through the API; the log may still hold one. The
+        # reference implementation rates it (slowly) from the same log.
+        stream.close()
+        log.warning("ladder %s: a match against oneself; recomputing with elo.Ladder", ladder_id)
+        return _increment(conn, ladder_id, settings, {**params, "after": 0})
+    report("writing", rated_so_far[0], rated_so_far[0])
+    _write(wcur, ladder_id, list(roster), fold, settings)
+    return rated_so_far[0]
 
 
-def rate_chunks(
-    chunks: Iterable[Chunk], roster: Roster, settings: EloSettings
-) -> tuple[list[Rated], Histories]:
+def rate_chunks(chunks: Iterable[Chunk], players: int, settings: EloSettings) -> Fold:
     """Rate blocks of results in order: the hot loop of a recompute.
 
     Does exactly the arithmetic of ``elo.Ladder.rate`` (same operations, same
-    order: same bits) but keeps in the loop only what the Elo needs, in flat
-    lists indexed by the roster's integers: ratings, K, the master mark. The
-    rest needs no Python step per match:
+    order: same bits) for players numbered ``0 .. players - 1``, keeping in the
+    loop only what the Elo needs, in flat lists indexed by player: ratings, K,
+    the master mark. Per match the loop appends each player's new rating to
+    their ``afters`` array; everything else needs no Python step per match:
 
-    * which player plays which history entry (entry 2m is seat 0 of match m,
-      2m + 1 seat 1) does not depend on ratings: appended per chunk with
-      ``map`` (C), and from it the match after which a player stops being new
-      (their ``new_player_games``-th). The loop runs in segments between
-      those matches and changes that player's K in between, so it never
-      counts games;
-    * after the loop, a player's history is gathered with ``itemgetter`` (C):
-      ``before`` is ``initial`` then their previous ``after`` (a rating moves
-      only through matches), wins/draws/losses count the scores, the peak is
-      the largest rating, and "reached master" is the peak reaching it.
+    * a seat's *tag* is ``position * 256 + code`` (code 2 win, 1 draw, 0
+      loss), one integer that is both what the history needs and its order.
+      Each chunk's tags are appended to the players' ``tags`` arrays with
+      ``map`` (C) before the chunk is rated;
+    * from those, the match where a player plays their ``new_player_games``-th
+      game: the loop runs in segments between such matches and changes that
+      player's K in between, so it never counts games;
+    * wins, draws, losses, peak and the whole history come out of the arrays
+      afterwards (``_write``).
+
+    A match with one player in both seats raises ``SelfMatchError`` (the
+    history's "before" would not be the previous "after").
     """
     s = settings
     initial, cap, n_new = s.initial, s.max_difference, s.new_player_games
+    ncap = -cap
     k_new, k_est, k_master, master = s.k_new, s.k, s.k_master, s.master_rating
     start_master = initial >= master
-    k_start = k_new if n_new > 0 else (k_master if start_master else k_est)
-    rating: list[float] = []
-    k_of: list[float] = []
-    is_master: list[bool] = []
-    entries: list[list[int]] = []  # per player: their history entries, in order
-    after: list[float] = []  # per entry: the rating after it
-    score0s: list[float] = []
-    positions: list[int] = []
+    rating = [initial] * players
+    k_of = [k_new if n_new > 0 else (k_master if start_master else k_est)] * players
+    is_master = [start_master] * players
+    afters = [array("d") for _ in range(players)]
+    tags_of = [array("q") for _ in range(players)]
+    new = list(range(players)) if n_new > 0 else []  # players still on K k_new
     consume = deque[None](maxlen=0).extend
-
-    def reach_master(player: int, entry: int) -> None:
-        # rare: a player's first rating at or above the master rating
-        is_master[player] = True
-        if bisect_right(entries[player], entry) >= n_new:
-            k_of[player] = k_master
-
-    for seat0, seat1, scores, chunk_positions in chunks:
-        grow = len(roster) - len(rating)
-        if grow:
-            rating += [initial] * grow
-            k_of += [k_start] * grow
-            is_master += [start_master] * grow
-            entries += [[] for _ in range(grow)]
-        base = 2 * len(score0s)
+    append = [a.append for a in afters]
+    for seat0, seat1, scores, tags0, tags1 in chunks:
         n = len(scores)
+        if any(map(eq, seat0, seat1)):
+            raise SelfMatchError("a match with the same player in both seats")
         seats = [0] * (2 * n)
         seats[0::2] = seat0
         seats[1::2] = seat1
-        played_before = list(map(len, entries))
-        consume(map(list.append, map(entries.__getitem__, seats), count(base)))
-        ends_new = sorted(
-            (entries[p][n_new - 1], p)
-            for p, played in enumerate(played_before)
-            if played < n_new <= len(entries[p])
-        )
-        ends_new.append((base + 2 * n - 1, -1))
-        after += [0.0] * (2 * n)
+        tags = [0] * (2 * n)
+        tags[0::2] = tags0
+        tags[1::2] = tags1
+        consume(map(array.append, map(tags_of.__getitem__, seats), tags))
+        ends_new = []
+        if new:
+            still_new = []
+            for p in new:
+                theirs = tags_of[p]
+                if len(theirs) < n_new:
+                    still_new.append(p)
+                else:  # the match of their n_new-th game is in this chunk
+                    ends_new.append((bisect_left(tags0, theirs[n_new - 1] & ~255), p))
+            new = still_new
+            ends_new.sort()
+        ends_new.append((n - 1, -1))
         start = 0
-        for last_entry, player in ends_new:
-            stop = (last_entry - base) // 2 + 1
-            for entry, i, j, score0 in zip(
-                count(base + 2 * start, 2), seat0[start:stop], seat1[start:stop],
-                scores[start:stop],
+        for last, player in ends_new:
+            stop = last + 1
+            for i, j, score0 in zip(
+                seat0[start:stop], seat1[start:stop], scores[start:stop], strict=True
             ):
                 ra = rating[i]
                 rb = rating[j]
                 d = ra - rb
                 if d > cap:
                     d = cap
-                elif d < -cap:
-                    d = -cap
-                na = ra + k_of[i] * (score0 - 1.0 / (1.0 + 10.0 ** (-d / 400.0)))
-                nb = rb + k_of[j] * ((1.0 - score0) - 1.0 / (1.0 + 10.0 ** (d / 400.0)))
-                rating[i] = na
-                rating[j] = nb
-                after[entry] = na
-                after[entry + 1] = nb
+                elif d < ncap:
+                    d = ncap
+                x = d / 400.0  # -x is exactly -d / 400.0
+                rating[i] = na = ra + k_of[i] * (score0 - 1.0 / (1.0 + 10.0 ** -x))
+                rating[j] = nb = rb + k_of[j] * ((1.0 - score0) - 1.0 / (1.0 + 10.0 ** x))
+                append[i](na)
+                append[j](nb)
                 if na >= master and not is_master[i]:
-                    reach_master(i, entry)
+                    is_master[i] = True  # rare: first at or above the master rating
+                    if len(afters[i]) >= n_new:
+                        k_of[i] = k_master
                 if nb >= master and not is_master[j]:
-                    reach_master(j, entry + 1)
+                    is_master[j] = True
+                    if len(afters[j]) >= n_new:
+                        k_of[j] = k_master
             if player >= 0:  # that player's new_player_games-th game is rated
                 k_of[player] = k_master if is_master[player] else k_est
             start = max(start, stop)
-        score0s += scores
-        positions += chunk_positions
-
-    n = len(score0s)
-    score = [0.0] * (2 * n)
-    score[0::2] = score0s
-    score[1::2] = map(_FLIP.__getitem__, score0s)  # 1.0 - score0, as Ladder.rate
-    position = [0] * (2 * n)
-    position[0::2] = positions
-    position[1::2] = positions
-    # Every player's entries one after the other, each column gathered in
-    # that order in one C call (a call per player would cost more).
-    order = list(chain.from_iterable(entries))
-    if not order:
-        return [], Histories((), [], (), ())
-    gather = itemgetter(*order)  # two entries at least: a tuple back
-    history = Histories(gather(position), [initial, *gather(after)[:-1]], gather(after),
-                        gather(score))
-    rated = []
-    first = 0
-    for player_id, index in roster.items():
-        games = len(entries[index])
-        if not games:
-            continue
-        last = first + games
-        history.before[first] = initial  # a player's first game starts from the initial rating
-        theirs = history.after[first:last]
-        scores = history.scores[first:last]
-        peak = max(initial, max(theirs))
-        rated.append(Rated(player_id, theirs[-1], games, scores.count(1.0), scores.count(0.5),
-                           scores.count(0.0), peak, peak >= master, first))
-        first = last
-    return rated, history
+    return Fold(rating, afters, tags_of)
 
 
-def rate_stream(
-    lines: Iterable[bytes],
-    seats: dict[bytes, tuple[bytes, bytes]],
-    settings: EloSettings,
-) -> tuple[dict[bytes, list[Any]], int]:
-    """Rate ``position\\tmatch_id\\twinner`` lines (COPY text) of the matches in ``seats``.
+def folded_table(fold: Fold, settings: EloSettings) -> Iterator[tuple[int, list[Any]]]:
+    """Each rated player's index and ``[rating, games, wins, draws, losses, peak,
+    reached_master]``, as ``elo.Ladder`` keeps them."""
+    initial, master = settings.initial, settings.master_rating
+    for p, (theirs, tags) in enumerate(zip(fold.afters, fold.tags, strict=True)):
+        if theirs:
+            codes = _little_endian(tags)[0::8]
+            peak = max(initial, max(theirs))
+            yield p, [fold.rating[p], len(theirs), codes.count(2), codes.count(1),
+                      codes.count(0), peak, peak >= master]
 
-    ``rate_chunks`` for callers holding COPY lines: lines of other matches are
-    skipped. Returns per player ``[rating, games, wins, draws, losses, peak,
-    reached_master, history, id]``, the history flattened as (position,
-    before, after, score) per match.
-    """
+
+def rate_results(
+    results: Iterable[tuple[str, int, str, str, float]], settings: EloSettings
+) -> tuple[dict[str, list[Any]], dict[str, list[tuple[int, float, float, float]]]]:
+    """``rate_chunks`` over ``(match_id, position, player0, player1, score0)`` in
+    memory (what ``elo.recompute`` takes): per player id their ``folded_table``
+    row and their history ``(position, before, after, score)``. For tests."""
     roster = Roster()
-    seat0: list[int] = []
-    seat1: list[int] = []
-    scores: list[float] = []
-    positions: list[int] = []
-    for line in lines:
-        position, match_id, winner = line.split(b"\t")
-        pair = seats.get(match_id)
-        if pair is None:
-            continue
-        seat0.append(roster[pair[0]])
-        seat1.append(roster[pair[1]])
-        scores.append(_SCORE_BYTES[winner])
-        positions.append(int(position))
-    players: dict[bytes, list[Any]] = {}
-    rated, history = rate_chunks([(seat0, seat1, scores, positions)], roster, settings)
-    for p in rated:
-        flat: list[Any] = [None] * (4 * p.games)
-        mine = slice(p.first, p.first + p.games)
-        flat[0::4] = history.positions[mine]
-        flat[1::4] = history.before[mine]
-        flat[2::4] = history.after[mine]
-        flat[3::4] = history.scores[mine]
-        players[p.player_id] = [p.rating, p.games, p.wins, p.draws, p.losses, p.peak,
-                                p.reached_master, flat, p.player_id]
-    return players, len(scores)
+    seat0, seat1, scores, tags0, tags1 = [], [], [], [], []
+    code = {1.0: 2, 0.5: 1, 0.0: 0}
+    for _match, position, p0, p1, score0 in results:
+        seat0.append(roster[p0])
+        seat1.append(roster[p1])
+        scores.append(score0)
+        tags0.append(position * 256 + code[score0])
+        tags1.append(position * 256 + 2 - code[score0])
+    fold = rate_chunks([(seat0, seat1, scores, tags0, tags1)], len(roster), settings)
+    ids = list(roster)
+    table = {ids[p]: row for p, row in folded_table(fold, settings)}
+    history = {}
+    for p, player_id in enumerate(ids):
+        theirs = fold.afters[p].tolist()
+        befores = [settings.initial, *theirs][:-1]
+        history[player_id] = [
+            (tag >> 8, before, after, (tag & 255) / 2)
+            for tag, before, after in zip(fold.tags[p], befores, theirs, strict=True)
+        ]
+    return table, history
 
+
+# -- writing ----------------------------------------------------------------------------
 
 _BINARY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 _BINARY_TRAILER = struct.pack(">h", -1)
 _INT8_OID = 20
 _FLOAT8_OID = 701
 _LITTLE_ENDIAN = sys.byteorder == "little"
+_ARRAY_HEADER = struct.Struct(">iiIii").pack  # ndim 1, no nulls, element type, length, 1
+_FIELD = struct.Struct(">i").pack
+_ROW = struct.pack(">h", 6)  # the fields of a rating_histories row
+# A score's big-endian float8 from its code (2 win, 1 draw, 0 loss): only the
+# first two bytes differ (1.0 = 3ff0 0000 0000 0000, 0.5 = 3fe0 ..., 0.0 = 0).
+_SCORE_BYTE0 = bytes([0x00, 0x3F, 0x3F] + [0] * 253)
+_SCORE_BYTE1 = bytes([0x00, 0xE0, 0xF0] + [0] * 253)
+assert [struct.pack(">d", v)[:2] for v in (0.0, 0.5, 1.0)] == [
+    bytes([_SCORE_BYTE0[c], _SCORE_BYTE1[c]]) for c in (0, 1, 2)
+]
 
 
-def _binary_arrays(
-    values: Sequence[Any], typecode: str, oid: int, rated: list[Rated]
-) -> list[bytes]:
-    """Each player's slice of ``values`` as a one-dimensional array of 8-byte
-    values in PostgreSQL's binary format.
-
-    Header (ndim 1, no nulls, element type, length, lower bound 1), then each
-    element as its length (8, big-endian int32) and its 8 big-endian bytes.
-    All the elements are laid out at once with eight strided slice
-    assignments (a recompute writes millions of them); a player's array is
-    then a header and a slice.
-    """
-    n = len(values)
-    packed = array(typecode, values)
+def _little_endian(values: array[Any]) -> bytes:
     if _LITTLE_ENDIAN:
-        packed.byteswap()
-    raw = packed.tobytes()
+        return values.tobytes()
+    swapped = array(values.typecode, values)
+    swapped.byteswap()
+    return swapped.tobytes()
+
+
+def _cells(columns: Sequence[bytes | None], n: int) -> bytearray:
+    """``n`` array elements in COPY's binary format, each its length (8) and 8
+    bytes; byte ``k`` of element ``e`` is ``columns[k][e]`` (None: all zero).
+    Laid out with strided slice assignments: no Python step per element."""
     cells = bytearray(12 * n)
     cells[3::12] = b"\x08" * n
-    for j in range(8):
-        cells[4 + j :: 12] = raw[j::8]
-    header = struct.Struct(">iiIii").pack
-    return [
-        header(1, 0, oid, p.games, 1) + cells[12 * p.first : 12 * (p.first + p.games)]
-        for p in rated
-    ]
+    for k, column in enumerate(columns):
+        if column is not None:
+            cells[4 + k :: 12] = column
+    return cells
 
 
-def _binary_row(fields: tuple[bytes, ...]) -> bytes:
-    """One tuple of a binary COPY: the field count, then each field's length and bytes."""
-    return struct.pack(">h", len(fields)) + b"".join(
-        struct.pack(">i", len(f)) + f for f in fields
+def _write(
+    cur: psycopg.Cursor[Any],
+    ladder_id: str,
+    player_ids: list[Any],
+    fold: Fold,
+    settings: EloSettings,
+) -> None:
+    """COPY the folded ladder into ``rating_histories`` and ``ratings`` (binary).
+
+    All players' entries are laid out one after the other, each column at
+    once: ``after`` from the afters (big-endian doubles), ``positions`` and
+    ``scores`` from the tags (a tag's little-endian bytes are the code, then
+    the position's bytes), ``before`` as each player's initial rating and
+    their ``after`` but the last. A player's arrays are then a header and a
+    slice.
+    """
+    rated = [p for p, theirs in enumerate(fold.afters) if theirs]
+    games = [len(fold.afters[p]) for p in rated]
+    after = array("d")
+    tags = array("q")
+    for p in rated:
+        after += fold.afters[p]
+        tags += fold.tags[p]
+    n = len(after)
+    if _LITTLE_ENDIAN:
+        after.byteswap()
+    raw = after.tobytes()
+    after_cells = memoryview(_cells([raw[k::8] for k in range(8)], n))
+    raw = _little_endian(tags)
+    codes = raw[0::8]
+    # the position is the tag's bytes 1 to 7 (the highest is 0): big-endian, 0 then bytes 7 .. 1
+    position_cells = memoryview(_cells([None, *(raw[k::8] for k in range(7, 0, -1))], n))
+    score_cells = memoryview(
+        _cells([codes.translate(_SCORE_BYTE0), codes.translate(_SCORE_BYTE1)], n)
     )
+    initial_cell = b"\x00\x00\x00\x08" + struct.pack(">d", settings.initial)
+    ladder_field = _FIELD(len(ladder_id.encode())) + ladder_id.encode()
+    with cur.copy(
+        "COPY rating_histories (ladder_id, player_id, positions, before, after, scores)"
+        " FROM STDIN (FORMAT BINARY)"
+    ) as copy:
+        block: list[Any] = [_BINARY_HEADER]
+        first = 0
+        for p, g in zip(rated, games, strict=True):
+            lo, hi = 12 * first, 12 * (first + g)
+            player = str(player_ids[p]).encode()
+            int8s = _ARRAY_HEADER(1, 0, _INT8_OID, g, 1)
+            float8s = _ARRAY_HEADER(1, 0, _FLOAT8_OID, g, 1)
+            size = 20 + 12 * g
+            block += (
+                _ROW, ladder_field, _FIELD(len(player)), player,
+                _FIELD(size), int8s, position_cells[lo:hi],
+                _FIELD(size), float8s, initial_cell, after_cells[lo : hi - 12],
+                _FIELD(size), float8s, after_cells[lo:hi],
+                _FIELD(size), float8s, score_cells[lo:hi],
+            )
+            first += g
+            if len(block) >= 8000:
+                copy.write(b"".join(block))
+                block.clear()
+        block.append(_BINARY_TRAILER)
+        copy.write(b"".join(block))
+    provisional_games = settings.provisional_games
+    with cur.copy(
+        "COPY ratings (ladder_id, player_id, rating, games, wins, draws, losses, peak,"
+        " reached_master, provisional) FROM STDIN (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(["text", "text", "float8", "int4", "int4", "int4", "int4", "float8",
+                        "bool", "bool"])
+        for p, row in folded_table(fold, settings):
+            copy.write_row((ladder_id, player_ids[p], *row, row[1] < provisional_games))
+
+
+# -- reading ----------------------------------------------------------------------------
 
 
 def _fields(
@@ -676,38 +681,32 @@ def _fields(
     *,
     once: bool = False,
     ahead: int = 2,
-) -> Iterator[list[str]]:
+) -> Generator[list[str], None, None]:
     """The fields of each chunk of a read (``_CREATED_CHUNK``, ``_ENDED_CHUNK``).
 
     ``query`` returns the last position it read and the chunk's string; keyset
-    paging on that position reads the next (``once``: a single read).
+    paging on that position reads the next (``once``: a single read). The read
+    starts at once; closing the generator stops it.
     """
 
     def read(after: int) -> tuple[str | None, int | None]:
         row = cur.execute(query, {**params, "after": after}).fetchone()
         return (None, None) if row is None else (row[1], row[0])
 
-    return (item.split("\t") for item in _read_ahead(read, once=once, ahead=ahead))
+    return _split(_read_ahead(read, once=once, ahead=ahead))
 
 
-def _chunks(
-    cur: psycopg.Cursor[Any], query: str, params: tuple[Any, ...], high: int
-) -> Iterable[bytes]:
-    """The lines of a chunked read up to position ``high`` whose ``query`` takes
-    ``(*params, after, high, rows)`` and returns the chunk's newline-separated
-    lines and its last position (the layout of COPY-style callers)."""
-
-    def read(after: int) -> tuple[str | None, int | None]:
-        row = cur.execute(query, (*params, after, high, ENDED_CHUNK_ROWS)).fetchone()
-        return (None, None) if row is None else (row[0], row[1])
-
-    for item in _read_ahead(read):
-        yield from item.encode().split(b"\n")
+def _split(chunks: Generator[str, None, None]) -> Generator[list[str], None, None]:
+    try:
+        for item in chunks:
+            yield item.split("\t")
+    finally:
+        chunks.close()  # stops the reading thread now, not when collected
 
 
 def _read_ahead(
     read: Callable[[int], tuple[str | None, int | None]], *, once: bool = False, ahead: int = 2
-) -> Iterator[str]:
+) -> Generator[str, None, None]:
     """The chunks ``read(after)`` returns, keyset-paged on the last position.
 
     A thread fetches chunk n+1 while the caller works on chunk n, so PostgreSQL
@@ -747,7 +746,7 @@ def _read_ahead(
     fetcher = threading.Thread(target=fetch, name="ratings-read", daemon=True)
     fetcher.start()
 
-    def consume() -> Iterator[str]:
+    def consume() -> Generator[str, None, None]:
         try:
             while (item := chunks.get()) is not None:
                 if isinstance(item, BaseException):

@@ -120,30 +120,74 @@ def test_equal_k_keeps_the_rating_pool_constant(results) -> None:
     assert all(p.games == p.wins + p.draws + p.losses for p in table)
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(result_st, max_size=120), st.booleans())
-def test_the_fast_recompute_loop_gives_the_reference_ladder_bit_for_bit(results, high) -> None:
-    from workers.ratings import rate_stream
+settings_st = st.builds(
+    EloSettings,
+    # near the master rating, so that it is reached before, at and after the
+    # game where K stops being the new player's
+    initial=st.sampled_from([1500.0, 2380.0, 2393.0, 2399.5, 2400.0]),
+    new_player_games=st.sampled_from([0, 1, 3, 6]),
+    provisional_games=st.sampled_from([0, 6]),
+    max_difference=st.sampled_from([400.0, 30.0, 5.0]),  # small caps: the cap is hit
+    k_new=st.sampled_from([40.0, 32.5]),
+    k=st.sampled_from([20.0, 15.0]),
+)
 
-    s = EloSettings(initial=2380.0 if high else 1500.0, new_player_games=6, provisional_games=6)
-    rows = [(f"m{i}", 10 + i, a, b, sc) for i, (a, b, sc) in enumerate(results)]
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(result_st, max_size=120), settings_st, st.booleans())
+def test_the_fast_recompute_gives_the_reference_ladder_bit_for_bit(results, s, gaps) -> None:
+    from workers.ratings import rate_results
+
+    # positions as the log gives them: increasing, with gaps (other events between)
+    rows = [(f"m{i}", (10 + 37 * i if gaps else 10 + i), a, b, sc)
+            for i, (a, b, sc) in enumerate(results)]
     reference = recompute(rows, s)
-    winner = {1.0: b"0", 0.0: b"1", 0.5: b"\\N"}
-    lines = [b"%d\t%b\t%b" % (pos, m.encode(), winner[sc]) for m, pos, _, _, sc in rows]
-    lines.append(b"999\tother-ladder\t0")  # not one of this ladder's matches: skipped
-    seats = {m.encode(): (a.encode(), b.encode()) for m, _, a, b, _ in rows}
-    players, done = rate_stream(lines, seats, s)
-    assert done == len(rows)
-    fast = {
-        pid.decode(): (st_[0], st_[1], st_[2], st_[3], st_[4], st_[5], bool(st_[6]))
-        for pid, st_ in players.items()
-    }
-    assert fast == {
-        p.player_id: (p.rating, p.games, p.wins, p.draws, p.losses, p.peak, p.reached_master)
+    table, history = rate_results(rows, s)
+    assert bits(table) == bits({
+        p.player_id: [p.rating, p.games, p.wins, p.draws, p.losses, p.peak, p.reached_master]
         for p in reference.table()
-    }
-    history = {pid.decode(): st_[7] for pid, st_ in players.items()}
-    for change in reference.changes():
-        flat = history[change.player_id]
-        k = next(i for i in range(0, len(flat), 4) if flat[i] == change.position)
-        assert flat[k : k + 4] == [change.position, change.before, change.after, change.score]
+    })
+    expected: dict[str, list[tuple[int, float, float, float]]] = {}
+    for c in reference.changes():
+        expected.setdefault(c.player_id, []).append((c.position, c.before, c.after, c.score))
+    assert bits({p: h for p, h in history.items() if h}) == bits(expected)
+
+
+def bits(value: object) -> object:
+    """``value`` with every float as its exact hex form (== on floats is not bits)."""
+    if isinstance(value, float):
+        return value.hex()
+    if isinstance(value, dict):
+        return {k: bits(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [bits(v) for v in value]
+    return value
+
+
+def test_the_fast_loop_changes_k_where_the_reference_does() -> None:
+    # ann: many games in one chunk, crossing new_player_games and the master
+    # rating at different matches; the segments must fall exactly there
+    from workers.ratings import rate_results
+
+    s = EloSettings(initial=2350.0, new_player_games=4, provisional_games=4)
+    rows = [(f"m{i}", 1000 + 3 * i, "ann", f"o{i % 3}", 1.0 if i % 5 else 0.0)
+            for i in range(40)]
+    rows += [(f"x{i}", 2000 + i, f"o{i % 3}", "bob", 0.5) for i in range(10)]
+    reference = recompute(rows, s)
+    table, history = rate_results(rows, s)
+    for p in reference.table():
+        assert table[p.player_id][0] == p.rating, p.player_id
+    assert [h[2] for h in history["ann"]] == [
+        c.after for c in reference.changes() if c.player_id == "ann"
+    ]
+    assert table["ann"][6] and table["ann"][1] == 40
+
+
+def test_a_match_against_oneself_is_left_to_the_reference() -> None:
+    import pytest
+
+    from workers.ratings import SelfMatchError, rate_results
+
+    with pytest.raises(SelfMatchError):
+        rate_results([("m1", 1, "ann", "bob", 1.0), ("m2", 2, "ann", "ann", 0.5)],
+                     DEFAULT_SETTINGS)

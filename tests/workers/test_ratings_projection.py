@@ -103,15 +103,20 @@ async def test_an_annulment_removes_that_match_from_every_later_rating(
     assert sum(len(h[0]) for h in history.values()) == 2 * 11
 
 
-@pytest.mark.parametrize("scan", ["by match", "every ladder"])
+@pytest.mark.parametrize("scan", ["by match", "every ladder", "every ladder, two connections"])
 async def test_incremental_updates_equal_a_recompute_from_scratch(
     store: EventStore, conn: psycopg.Connection, scan: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A recompute finds a small ladder's results match by match, a big one's by
-    # scanning every match_ended event: both must give the same table.
-    if scan == "every ladder":
+    # scanning every match_ended event (on the job's connection while a second
+    # one reads the ladder's matches, as the worker runs it): all must give the
+    # same table.
+    if scan != "by match":
         monkeypatch.setattr("workers.ratings.SMALL_LADDER", 0)
         monkeypatch.setattr("workers.ratings.ENDED_CHUNK_ROWS", 7)  # many chunks
+    reader = None
+    if scan == "every ladder, two connections":
+        reader = psycopg.connect(conn.info.dsn, autocommit=True)
     ladder_id = new_ladder(conn, {"initial": 2350, "established_after_games": 4})
     other = new_ladder(conn)
     players = ["a", "b", "c", "d", "e"]
@@ -129,8 +134,29 @@ async def test_incremental_updates_equal_a_recompute_from_scratch(
     incremental = (table(conn, ladder_id), histories(conn, ladder_id))
     assert sum(t[1] for t in incremental[0].values()) == 80
 
-    result = apply_ladder(conn, ladder_id, full=True)
+    result = apply_ladder(conn, ladder_id, full=True, reader=reader)
     assert result["mode"] == "full" and result["matches"] == 40
+    assert (table(conn, ladder_id), histories(conn, ladder_id)) == incremental
+    if reader is not None:
+        reader.close()
+
+
+async def test_a_match_against_oneself_in_the_log_is_recomputed_like_the_increments(
+    store: EventStore, conn: psycopg.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The API refuses such a match; the fast recompute hands one in the log to
+    # elo.Ladder (what the increments run), so the two still agree.
+    monkeypatch.setattr("workers.ratings.SMALL_LADDER", 0)
+    ladder_id = new_ladder(conn, {"established_after_games": 3})
+    for p0, p1, w in [("a", "b", 0), ("b", "c", None), ("a", "c", 1)]:
+        await finish_match(store, ladder_id, p0, p1, w)
+    assert apply_ladder(conn, ladder_id)["mode"] == "full"
+    for p0, p1, w in [("a", "a", 0), ("c", "a", 1), ("b", "a", None)]:
+        await finish_match(store, ladder_id, p0, p1, w)
+    assert apply_ladder(conn, ladder_id)["mode"] == "incremental"
+    incremental = (table(conn, ladder_id), histories(conn, ladder_id))
+    assert incremental[0]["a"][1] == 6  # the match against herself counts twice
+    assert apply_ladder(conn, ladder_id, full=True)["matches"] == 6
     assert (table(conn, ladder_id), histories(conn, ladder_id)) == incremental
 
 
@@ -193,17 +219,20 @@ async def test_two_jobs_of_one_ladder_never_interleave(
 def test_a_chunked_read_hands_its_errors_over_and_stops_when_dropped(
     conn: psycopg.Connection,
 ) -> None:
-    from workers.ratings import _chunks
+    from workers.ratings import _fields
 
     with pytest.raises(psycopg.errors.UndefinedColumn):
-        list(_chunks(conn.cursor(), "SELECT no_such_column, %s, %s, %s, %s", ("x",), 10))
-    lines = _chunks(
+        list(_fields(conn.cursor(), "SELECT no_such_column, %(after)s", {}))
+    chunks = _fields(
         conn.cursor(),
-        "SELECT string_agg(g::text, E'\\n' ORDER BY g), max(g) FROM generate_series(1, 3) g"
-        " WHERE %s = %s AND g > %s AND g <= %s AND %s > 0",
-        ("a", "a"),
-        3,
+        "SELECT max(g), string_agg(g::text || E'\\t' || (g * 10)::text, E'\\t' ORDER BY g)"
+        " FROM (SELECT g FROM generate_series(1, 5) g WHERE g > %(after)s ORDER BY g LIMIT 2) c",
+        {},
     )
-    assert next(iter(lines)) == b"1"
-    lines.close()  # the reading thread stops; the connection is usable again
+    assert next(chunks) == ["1", "10", "2", "20"]
+    assert next(chunks) == ["3", "30", "4", "40"]
+    chunks.close()  # the reading thread stops; the connection is usable again
     assert conn.execute("SELECT 1").fetchone() == (1,)
+    whole = _fields(conn.cursor(), "SELECT max(g), string_agg(g::text, E'\\t' ORDER BY g)"
+                    " FROM generate_series(1, 3) g WHERE g > %(after)s", {})
+    assert list(whole) == [["1", "2", "3"]]  # keyset paging ends on an empty chunk
