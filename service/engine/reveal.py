@@ -7,9 +7,6 @@ given (decision in RULES §5).
 
 from collections.abc import Sequence
 from functools import cache
-from operator import add
-
-from msgspec.structs import astuple
 
 from schemas.cards import TOKEN_KINDS, Card, RoundNo, Seat, Target, TokenKind
 from schemas.events import RoundRevealed, TargetOutcome, TeaPair, TokenAward
@@ -110,9 +107,15 @@ def reveal(
     suit = outcome("suit", tea.suit, placed[1], placed[3])
     # A round awards at most two tokens of one kind: while the two seats hold
     # at most ``token_supply - 2`` of every kind, nothing due can run short.
-    if (number.due or suit.due) and max(
-        map(add, astuple(tokens[0]), astuple(tokens[1]))
-    ) > ruleset.token_supply - 2:
+    a, b = tokens
+    safe = ruleset.token_supply - 2
+    if (number.due or suit.due) and (
+        a.matcha + b.matcha > safe
+        or a.chawan + b.chawan > safe
+        or a.water + b.water > safe
+        or a.chashaku + b.chashaku > safe
+        or a.chasen + b.chasen > safe
+    ):
         left = supply_left(tokens, ruleset)
         number = _give(number, left)
         suit = _give(suit, left)
