@@ -2,7 +2,9 @@
 
 Two queues, named with ``settings.redis.prefix`` so tests and tenants never
 share one: ``<prefix>-ratings`` (``workers.ratings.update_ladder``) and
-``<prefix>-replays`` (``workers.replays.build_archive``).
+``<prefix>-replays`` (``workers.replays.drain_archives``, which builds the
+archives asked for with ``request_archives`` in batches; ``build_archive`` for
+one match).
 
 Enqueueing is best effort. A command is committed before its hooks run, and a
 Redis outage must never fail it; a job that was never enqueued is repaired by
@@ -108,6 +110,59 @@ def enqueue_archive(
     )
 
 
+PENDING_BATCH = 500
+"""Match ids a drain job takes from the pending set at a time (``build_archives`` of them)."""
+DRAIN_FOR_S = 60.0
+"""A drain job hands over to a fresh one after this long (well inside ``REPLAYS_TIMEOUT_S``)."""
+
+
+def pending_key(prefix: str | None = None) -> str:
+    """The set of matches whose archives are asked for and not yet being built."""
+    return f"{queue_name(REPLAYS, prefix)}:pending"
+
+
+def drainer_key(prefix: str | None = None) -> str:
+    """Set while a drain job is queued or running (expires if its worker dies)."""
+    return f"{queue_name(REPLAYS, prefix)}:drainer"
+
+
+def request_archives(
+    match_ids: Sequence[str], *, redis: Redis | None = None, prefix: str | None = None
+) -> Job | None:
+    """Ask for the archives of these matches; returns the drain job if this call queued one.
+
+    The ids join a pending set, and a ``drain_archives`` job is queued unless
+    one is already queued or running (the drainer key, taken with SET NX).
+    That job takes the pending ids in batches until none is left, so matches
+    that end together cost one job and a batched build (``build_archives``)
+    instead of a job each, while a match that ends alone is queued at once and
+    built as soon as a worker is free, as before. Why no id is left behind:
+    the drainer gives the key back before it looks at the set a last time
+    (``drain_archives``), and a caller adds its ids before it tries the key.
+    """
+    if not match_ids:
+        return None
+    prefix = load_settings().redis.prefix if prefix is None else prefix
+    redis = redis or redis_client()
+    redis.sadd(pending_key(prefix), *match_ids)
+    if not redis.set(drainer_key(prefix), "queued", nx=True, ex=REPLAYS_TIMEOUT_S):
+        return None
+    return enqueue_drain(redis=redis, prefix=prefix)
+
+
+def enqueue_drain(*, redis: Redis, prefix: str) -> Job:
+    """Queue ``drain_archives`` (the caller holds the drainer key)."""
+    return queue(REPLAYS, redis=redis, prefix=prefix).enqueue(
+        "workers.replays.drain_archives",
+        prefix,
+        job_timeout=REPLAYS_TIMEOUT_S,
+        result_ttl=3600,
+        retry=RETRY,
+        description="replay archives of the matches asked for",
+        meta={"kind": "replays"},
+    )
+
+
 def fetch_job(job_id: str, *, redis: Redis | None = None, prefix: str | None = None) -> Job | None:
     """One of *our* jobs by id, or None (a job of another prefix is not ours to show)."""
     names = {queue_name(kind, prefix) for kind in (RATINGS, REPLAYS)}
@@ -166,7 +221,7 @@ def make_hook(pool: Any, *, redis_url: str | None = None, prefix: str | None = N
                     if kind == RATINGS:
                         enqueue_ladder_update(ident, redis=redis, prefix=prefix)
                     else:
-                        enqueue_archive(ident, redis=redis, prefix=prefix)
+                        request_archives([ident], redis=redis, prefix=prefix)
 
             await to_thread.run_sync(enqueue)
         except Exception as exc:  # best effort: never fail a committed command
@@ -231,8 +286,7 @@ def catch_up(
     ]
     for ladder_id in ladders:
         enqueue_ladder_update(ladder_id, redis=redis, prefix=prefix)
-    for match_id in missing:
-        enqueue_archive(match_id, redis=redis, prefix=prefix)
+    request_archives(missing, redis=redis, prefix=prefix)
     if ladders or missing:
         log.info("catch-up: %d ladder(s) behind, %d archive(s) missing", len(ladders),
                  len(missing))

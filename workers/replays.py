@@ -26,6 +26,8 @@ from __future__ import annotations
 import gc
 import gzip
 import hashlib
+import logging
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -38,13 +40,15 @@ from isal import isal_zlib
 
 from schemas.events import Event, MatchCreated, MatchEnded, decode_event, encode_event
 from schemas.rules import Ruleset
-from schemas.views import EventView, MatchView, PairView, SeatView
+from schemas.views import EventView, MatchView
 from service.engine import initial_state, redact, view
 from service.engine.evolve import apply
 from service.engine.state import State, freeze, thaw
 from service.errors import NotFound, ValidationFailed
 from service.store.chain import GENESIS_HASH, format_recorded_at, row_hash
 from workers import db
+
+log = logging.getLogger("matcha.workers.replays")
 
 FORMAT: Literal["matcha-record/1"] = "matcha-record/1"
 ARCHIVE_FORMAT: Literal["matcha-replay/2"] = "matcha-replay/2"
@@ -213,28 +217,26 @@ _BY_ELEMENT = ("seats", "tatami")
 """Stored element by element (``_changes``): a seat or a pair is never null."""
 
 
-def _part_changes(new: SeatView | PairView, old: SeatView | PairView) -> dict[str, Any]:
-    """The fields of a seat or a tatami pair that differ from ``old``'s."""
-    astuple = msgspec.structs.astuple
-    return {
-        name: value
-        for name, value, before in zip(
-            new.__struct_fields__, astuple(new), astuple(old), strict=True
-        )
-        if value is not before and value != before
-    }
-
-
 _SEATS = _VIEW_FIELDS.index("seats")
 _TATAMI = _VIEW_FIELDS.index("tatami")
 
 
 def _elements(value: tuple[Any, ...], before: tuple[Any, ...]) -> list[Any]:
-    """A changed ``seats``/``tatami`` of the same length, element by element."""
-    return [
-        None if v is b or v == b else _part_changes(v, b)
-        for v, b in zip(value, before, strict=True)
-    ]
+    """A changed ``seats``/``tatami`` of the same length, element by element:
+    None for a seat or pair equal to before, else the fields of it that differ."""
+    astuple = msgspec.structs.astuple
+    out: list[dict[str, Any] | None] = []
+    for new, old in zip(value, before, strict=True):
+        if new is old or new == old:
+            out.append(None)
+        else:
+            out.append({
+                name: v
+                for name, v, b in zip(new.__struct_fields__, astuple(new), astuple(old),
+                                      strict=True)
+                if v is not b and v != b
+            })
+    return out
 
 
 def _changes(new: tuple[Any, ...], old: tuple[Any, ...] | None) -> dict[str, Any]:
@@ -473,23 +475,21 @@ def frames_of_states(record: MatchRecord, states: Sequence[State]) -> list[Store
     that both give the same bytes.
     """
     hide = record.headers.hide_hands_in_replay
-    astuple = msgspec.structs.astuple
+    astuple, changes, frame, tag = msgspec.structs.astuple, _changes, StoredFrame, _tag
     out: list[StoredFrame] = []
     omniscient: tuple[Any, ...] | None = None
     public: tuple[Any, ...] | None = None
     for e, s in zip(record.events, states, strict=True):
         seen = view(s, "omniscient")
         o = astuple(seen)
-        shown = _public_frame(s, seen, hide)
-        if shown is seen:
-            out.append(StoredFrame(version=e.version, type=_tag(e.event),
-                                   omniscient=_changes(o, omniscient)))
+        if not hide and not (s.ended or s.annulled):  # _public_frame(s, seen, hide) is seen
+            out.append(frame(version=e.version, type=tag(e.event),
+                             omniscient=changes(o, omniscient)))
             public = o
         else:
-            p = astuple(shown)
-            out.append(StoredFrame(version=e.version, type=_tag(e.event),
-                                   omniscient=_changes(o, omniscient),
-                                   public=_changes(p, public)))
+            p = astuple(_public_frame(s, seen, hide))
+            out.append(frame(version=e.version, type=tag(e.event),
+                             omniscient=changes(o, omniscient), public=changes(p, public)))
             public = p
         omniscient = o
     return out
@@ -640,7 +640,11 @@ def build_batch(rows: Sequence[LogRow]) -> list[BuiltArchive]:
         for row in rows:
             if row[1] is None:
                 continue  # no such match: nothing to archive (a batch is best effort)
-            archive = build_of_log(row)
+            try:
+                archive = build_of_log(row)
+            except Exception:  # one log the build trips on must not cost the others theirs
+                log.exception("could not build the replay archive of %s", row[0])
+                continue
             if archive is not None:
                 built.append(archive)
     return built
@@ -786,6 +790,52 @@ def build_archives(
     return {"matches": len(ids), "built": len(built),
             "bytes": sum(len(b.data) for b in built),
             "events": sum(b.events for b in built)}
+
+
+def drain_archives(prefix: str, *, database_url: str | None = None) -> dict[str, Any]:
+    """The RQ job behind ``workers.queue.request_archives``: build what is pending.
+
+    Takes up to ``PENDING_BATCH`` ids at a time from the pending set (SPOP:
+    an id asked for again meanwhile is in the set again, and built again)
+    and builds them with ``build_archives``, until the set is empty; then
+    gives back the drainer key and looks once more, so an id added just
+    before is never left waiting (its caller found the key taken). After
+    ``DRAIN_FOR_S`` it hands over to a fresh job. Ids taken by a job whose
+    worker died are not retried here: the catch-up finds the missing archives,
+    and the API rebuilds a stale one when it is served.
+    """
+    from rq import get_current_job
+
+    from workers import queue as q
+
+    job = get_current_job()
+    redis = job.connection if job is not None else q.redis_client()
+    pending, drainer = q.pending_key(prefix), q.drainer_key(prefix)
+    started = time.monotonic()
+    totals = {"matches": 0, "built": 0, "bytes": 0, "events": 0}
+    try:
+        while True:
+            ids = redis.spop(pending, q.PENDING_BATCH)
+            if ids:
+                redis.set(drainer, "running", ex=q.REPLAYS_TIMEOUT_S)
+                done = build_archives([i.decode() for i in ids], database_url=database_url)
+                for key in totals:
+                    totals[key] += done[key]
+                if time.monotonic() - started < q.DRAIN_FOR_S:
+                    continue
+            redis.delete(drainer)
+            if not redis.scard(pending) or not redis.set(
+                drainer, "queued", nx=True, ex=q.REPLAYS_TIMEOUT_S
+            ):
+                break
+            if ids:  # time to hand over
+                q.enqueue_drain(redis=redis, prefix=prefix)
+                break
+    except BaseException:
+        # never leave the key taken by a job that stopped: the next request queues a drainer
+        redis.delete(drainer)
+        raise
+    return totals
 
 
 # -- checking an imported record -----------------------------------------------------------

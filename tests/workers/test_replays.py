@@ -225,3 +225,60 @@ async def test_a_batch_build_stores_exactly_the_archives_single_builds_store(
         assert (data, raw_size) == (batched[match_id][1], batched[match_id][3])
     hidden_frames = decode_archive(batched[finished[1]][1]).frames
     assert any(f.public is not None for f in hidden_frames[:-1])
+
+
+@pytest.mark.anyio
+async def test_matches_that_end_together_share_one_drain_job_and_each_gets_its_archive(
+    store, conn, redis, redis_prefix
+) -> None:
+    from rq import SimpleWorker
+
+    from workers.queue import drainer_key, pending_key, queue, queues, request_archives
+
+    ids = []
+    for seed in range(30, 34):
+        match_id = f"drain-m{seed}"
+        await _append_log(store, match_id, *self_play(seed, match_id))
+        ids.append(match_id)
+    replays = queue("replays", redis=redis, prefix=redis_prefix)
+
+    first = request_archives([ids[0]], redis=redis, prefix=redis_prefix)
+    assert first is not None and replays.count == 1  # the first end queues a job at once
+    for match_id in ids[1:]:  # the ends that follow join it
+        assert request_archives([match_id], redis=redis, prefix=redis_prefix) is None
+    assert replays.count == 1 and redis.scard(pending_key(redis_prefix)) == 4
+
+    SimpleWorker(queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
+    assert sorted(_stored(conn)) == sorted(ids)
+    assert redis.scard(pending_key(redis_prefix)) == 0
+    assert not redis.exists(drainer_key(redis_prefix))  # given back: the next end queues again
+
+    conn.execute("DELETE FROM replay_archives")
+    again = request_archives([ids[2]], redis=redis, prefix=redis_prefix)
+    assert again is not None
+    SimpleWorker(queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
+    assert list(_stored(conn)) == [ids[2]]
+
+
+@pytest.mark.anyio
+async def test_a_drain_job_that_runs_long_hands_over_to_a_fresh_one(
+    store, conn, redis, redis_prefix, monkeypatch
+) -> None:
+    from rq import SimpleWorker
+    from rq.registry import FinishedJobRegistry
+
+    from workers import queue as q
+
+    monkeypatch.setattr(q, "PENDING_BATCH", 1)
+    monkeypatch.setattr(q, "DRAIN_FOR_S", 0.0)  # every job hands over after one match
+    ids = []
+    for seed in range(40, 43):
+        match_id = f"handover-m{seed}"
+        await _append_log(store, match_id, *self_play(seed, match_id))
+        ids.append(match_id)
+    assert q.request_archives(ids, redis=redis, prefix=redis_prefix) is not None
+    SimpleWorker(q.queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
+    assert sorted(_stored(conn)) == sorted(ids)
+    finished = FinishedJobRegistry(queue=q.queue("replays", redis=redis, prefix=redis_prefix))
+    assert finished.count == 3
+    assert not redis.exists(q.drainer_key(redis_prefix))
