@@ -89,7 +89,7 @@ def shuffle(cards: list[Card], seed: bytes, hand: int, shuffle_no: int) -> None:
                 + sha256(prefix + _BLOCK_NO.pack(hand, shuffle_no, 1)).digest()
             )
             words = _WORDS_2.unpack(digest)
-        if _UNSAFE not in digest:
+        if digest.find(_UNSAFE) < 0:  # (``in`` would first try _UNSAFE as an int)
             # item i swaps with item words[k] % (i + 1), i = n - 1 - k
             i = n - 1
             for j in map(mod, words, range(n, 1, -1)):
