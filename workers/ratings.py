@@ -78,10 +78,10 @@ LIMIT 1
 # takes the columns with strided slices: no message and no split per row.
 # (Ids are generated: no tab in them. A draw's winner is NULL: shipped as 'D'.)
 # Big reads come in chunks (keyset paging on the position) that a thread
-# fetches while Python works on the previous one.
+# fetches while Python works on the previous one. The ladder's matches may come
+# in any order within a chunk (they are only numbered): no sort for them.
 _CREATED_CHUNK = """
-SELECT max(position),
-       string_agg(match_id || E'\\t' || p0 || E'\\t' || p1, E'\\t' ORDER BY position)
+SELECT max(position), string_agg(match_id || E'\\t' || p0 || E'\\t' || p1, E'\\t')
 FROM (SELECT position, match_id, data -> 'players' ->> 0 AS p0, data -> 'players' ->> 1 AS p1
       FROM events
       WHERE type = 'match_created' AND data ->> 'ladder_id' = %(ladder)s
@@ -218,6 +218,8 @@ def apply_ladder(
             # again (it once tripled the run time), so it rests meanwhile.
             gc_was_on = gc.isenabled()
             gc.disable()
+            # each chunk of results is sorted in memory, not on disk
+            conn.execute("SET LOCAL work_mem = '32MB'")
             try:
                 matches = _recompute(conn, reader or conn, ladder_id, settings, high, report)
             finally:
@@ -411,16 +413,20 @@ def _recompute(
             if rated_so_far[0] // PROGRESS_EVERY != before // PROGRESS_EVERY:
                 report("rating", rated_so_far[0], total)
 
+    stream = chunks()
+    try:
+        fold: Fold | None = rate_chunks(stream, len(roster), settings)
+    except SelfMatchError:
+        fold = None
+    finally:
+        stream.close()
+        results.close()  # every read is over: the job's connection is free
     wcur = conn.cursor()
     wcur.execute("DELETE FROM rating_histories WHERE ladder_id = %s", (ladder_id,))
     wcur.execute("DELETE FROM ratings WHERE ladder_id = %s", (ladder_id,))
-    stream = chunks()
-    try:
-        fold = rate_chunks(stream, len(roster), settings)
-    except SelfMatchError:
+    if fold is None:
         # Not possible through the API; the log may still hold one. The
         # reference implementation rates it (slowly) from the same log.
-        stream.close()
         log.warning("ladder %s: a match against oneself; recomputing with elo.Ladder", ladder_id)
         return _increment(conn, ladder_id, settings, {**params, "after": 0})
     report("writing", rated_so_far[0], rated_so_far[0])
