@@ -18,7 +18,7 @@ from schemas.commands import KeepCards, Pass, PlayCard, SeatCommand
 from schemas.rules import Ruleset
 from schemas.views import Tokens
 from service.engine.rank import SUIT_OF
-from service.engine.state import Board
+from service.engine.state import FIRST_SLOT, Board
 from service.engine.turns import must_keep
 from service.engine.winning import tokens_to_qualify
 
@@ -29,27 +29,36 @@ class NothingToDo(Exception):
     """A bot was asked to move for a seat that has no decision to make."""
 
 
-_FREE: tuple[tuple[Target, ...], ...] = ((), ("suit",), ("number",), ("number", "suit"))
-"""The free targets of a seat, indexed by ``2 * (number free) + (suit free)``."""
+_FREE: tuple[tuple[tuple[Target, ...], tuple[Target, ...]], ...] = (
+    ((), ("suit",)),
+    (("number",), ("number", "suit")),
+)
+"""``_FREE[number free][suit free]``: the targets a seat may still play beside."""
 
-_PLAYS: tuple[tuple[tuple[dict[Card, PlayCard], ...], ...], ...] = tuple(
-    tuple(
-        tuple({card: PlayCard(seat=seat, card=card, target=t) for card in ALL_CARDS} for t in free)
-        for free in _FREE
+_Plays: TypeAlias = tuple[dict[Card, PlayCard], ...]
+"""Per free target, in ``_FREE``'s order: every card's play beside it."""
+
+
+def _plays_beside(seat: Seat, free: tuple[Target, ...]) -> _Plays:
+    return tuple(
+        {card: PlayCard(seat=seat, card=card, target=t) for card in ALL_CARDS} for t in free
     )
+
+
+_PLAYS: tuple[tuple[tuple[_Plays, _Plays], ...], ...] = tuple(
+    tuple((_plays_beside(seat, by_suit[0]), _plays_beside(seat, by_suit[1])) for by_suit in _FREE)
     for seat in SEATS
 )
-"""``_PLAYS[seat][code][k][card]``: the play of ``card`` beside the k-th target of
-``_FREE[code]``. Commands are immutable, so the random bot hands out these."""
+"""``_PLAYS[seat][number free][suit free][k][card]``: the play of ``card`` beside
+the k-th free target. Commands are immutable, so the random bot hands out these."""
 
 _PASS: tuple[Pass, Pass] = (Pass(seat=0), Pass(seat=1))
 
 
-def _free_code(state: Board, seat: Seat) -> int:
-    """Which targets of this round are still free for ``seat``: an index into ``_FREE``."""
-    i = (state.round - 1) * 4 + seat * 2  # slot(round, seat, number); the suit slot follows
+def _free_targets(state: Board, seat: Seat) -> tuple[Target, ...]:
+    i = FIRST_SLOT[state.round][seat]  # the number target; the suit target follows
     placed = state.placed
-    return (placed[i] is None) * 2 + (placed[i + 1] is None)
+    return _FREE[placed[i] is None][placed[i + 1] is None]
 
 
 def random_bot(state: Board, seat: Seat, rng: random.Random) -> SeatCommand:
@@ -60,9 +69,9 @@ def random_bot(state: Board, seat: Seat, rng: random.Random) -> SeatCommand:
     """
     if state.phase == "playing" and state.to_move == seat:
         cards = state.hands[seat]
-        i = (state.round - 1) * 4 + seat * 2  # _free_code, inline: self-play's hottest call
+        i = FIRST_SLOT[state.round][seat]  # as _free_targets: the number target, then suit
         placed = state.placed
-        plays_by_target = _PLAYS[seat][(placed[i] is None) * 2 + (placed[i + 1] is None)]
+        plays_by_target = _PLAYS[seat][placed[i] is None][placed[i + 1] is None]
         targets = len(plays_by_target)
         plays = len(cards) * targets
         k = int(rng.random() * (plays + 1))
@@ -105,7 +114,7 @@ def heuristic_bot(state: Board, seat: Seat, rng: random.Random) -> SeatCommand:
     that "one of each" needs, while the token kind at stake decides matches.
     """
     if state.phase == "playing" and state.to_move == seat:
-        free = _FREE[_free_code(state, seat)]
+        free = _free_targets(state, seat)
         cards = state.hands[seat]
         if not free or not cards:
             return Pass(seat=seat)

@@ -36,7 +36,7 @@ from service.engine.evolve import (
     round_revealed,
 )
 from service.engine.reveal import reveal
-from service.engine.state import State, Table, freeze, thaw
+from service.engine.state import FIRST_SLOT, State, Table, freeze, thaw
 from service.engine.turns import must_keep, other
 from service.engine.winning import check_win, compare, last_hand
 from service.errors import RuleError
@@ -157,7 +157,7 @@ def _play(t: Table, command: PlayCard, events: list[Event]) -> None:
     if card not in t.hands[seat]:
         # Never echo the card: the sentence must not name a card the opponent may hold.
         raise RuleError("card_not_in_hand", "You do not hold that card.")
-    i = (t.round - 1) * 4 + seat * 2 + (0 if command.target == "number" else 1)
+    i = FIRST_SLOT[t.round][seat] + (0 if target == "number" else 1)
     if t.placed[i] is not None:
         raise RuleError(
             "target_taken", f"You already have a card beside the {command.target} target."
@@ -213,7 +213,7 @@ def _settle(t: Table, events: list[Event]) -> None:
                 continue
             # turns.can_play, inline (asked after every move): a card in hand and a
             # target of this round still free for the seat.
-            i = (t.round - 1) * 4 + seat * 2  # slot(t.round, seat, number); suit follows
+            i = FIRST_SLOT[t.round][seat]  # the number target; the suit target follows
             if t.hands[seat] and (t.placed[i] is None or t.placed[i + 1] is None):
                 return
             # RULES §4 decision: no card, or both targets of the round taken -> pass.
@@ -230,7 +230,7 @@ def _settle(t: Table, events: list[Event]) -> None:
 
 def _reveal(t: Table, events: list[Event]) -> None:
     round_no = _ROUND[t.round]
-    i = (round_no - 1) * 4  # the round's four slots: seat 0 number, suit; seat 1 number, suit
+    i = FIRST_SLOT[round_no][0]  # the round's four slots: seat 0 number, suit; seat 1 number, suit
     placed = t.placed[i : i + 4]
     revealed = reveal(t.hand, round_no, t.tea[round_no - 1], placed, t.tokens, t.ruleset)
     events.append(revealed)

@@ -27,7 +27,7 @@ from schemas.events import (
     RoundRevealed,
 )
 from schemas.views import Tokens
-from service.engine.state import State, Table, freeze, thaw
+from service.engine.state import FIRST_SLOT, State, Table, freeze, thaw
 
 ONE_MORE: dict[TokenKind, Callable[[Tokens], Tokens]] = {
     "matcha": lambda k: Tokens(k.matcha + 1, k.chawan, k.water, k.chashaku, k.chasen),
@@ -49,7 +49,7 @@ def card_played(t: Table, e: CardPlayed) -> None:
     k = hand.index(card)
     rest = hand[:k] + hand[k + 1 :]
     t.hands = (rest, hands[1]) if seat == 0 else (hands[0], rest)
-    t.placed[(t.round - 1) * 4 + seat * 2 + (0 if e.target == "number" else 1)] = card
+    t.placed[FIRST_SLOT[t.round][seat] + (0 if e.target == "number" else 1)] = card
     # The other seat moves next unless it has passed; then the mover goes on.
     t.to_move = seat if t.passed[1 - seat] else (1 if seat == 0 else 0)
 

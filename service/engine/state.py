@@ -26,6 +26,13 @@ def slot(round_no: int, seat: int, target_index: int) -> int:
     return (round_no - 1) * 4 + seat * 2 + target_index
 
 
+FIRST_SLOT: Final[tuple[tuple[int, int], ...]] = tuple(
+    (slot(r, 0, 0), slot(r, 1, 0)) for r in range(4)
+)
+"""``FIRST_SLOT[round][seat]`` is ``slot(round, seat, 0)`` (the number target; the
+suit target's slot follows it): the hot paths look it up instead of computing it."""
+
+
 class State(msgspec.Struct, frozen=True):
     """One match, as the rules see it after some events.
 

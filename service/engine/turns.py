@@ -7,14 +7,14 @@ passed, the dealer first in every round.
 
 from schemas.cards import Seat
 from schemas.commands import KeepCards, Pass, PlayCard, SeatCommand
-from service.engine.state import Board, slot
+from service.engine.state import FIRST_SLOT, Board, slot
 
 
 def can_play(t: Board, seat: int) -> bool:
     """A seat has a legal play: a card in hand and a target of this round still free for it."""
     if not t.hands[seat]:
         return False
-    i = (t.round - 1) * 4 + seat * 2  # slot(t.round, seat, number); the suit slot follows
+    i = FIRST_SLOT[t.round][seat]  # the number target; the suit target follows
     return t.placed[i] is None or t.placed[i + 1] is None
 
 
