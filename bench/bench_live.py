@@ -10,8 +10,11 @@ the Redis at $MATCHA_BENCH_REDIS_URL (default redis://127.0.0.1:6379/0, own pref
 * ``many_matches``: 100 matches with 10 spectators each, all played at once.
 
 The API is one uvicorn process (a subprocess); the spectators are real WebSocket
-clients in another process (this script with ``--clients``), so the two cores are
-shared the way a deployment would share them. Moves are made over HTTP by random
+connections from another process (this script with ``--clients``), so the two cores
+are shared the way a deployment would share them. Each spectator reads its frames
+with a minimal RFC 6455 reader (``MATCHA_BENCH_LIVE_CLIENT=websockets`` uses the
+``websockets`` library instead, whose CPU per frame in one process is as large as
+the server's and shows up as fan-out time). Moves are made over HTTP by random
 legal bots. ``fanout`` is, for every event frame a spectator receives, the time
 from the event's ``recorded_at`` (stamped just before the append's transaction, so
 it includes the commit) to its arrival at the client; only events recorded after
@@ -25,7 +28,9 @@ server's RSS growth while the spectators connect, divided by their number.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 import json
 import os
 import platform
@@ -61,6 +66,9 @@ SCENARIOS: list[dict[str, Any]] = [
 GOAL_P99_MS = 100.0
 WORKERS = int(os.environ.get("MATCHA_BENCH_LIVE_WORKERS", "1"))
 """uvicorn worker processes of the API (each holds one Redis subscription)."""
+CLIENT = os.environ.get("MATCHA_BENCH_LIVE_CLIENT", "raw")
+"""The spectators' WebSocket client: ``raw`` (a minimal RFC 6455 reader, the default)
+or ``websockets`` (the library; costs about as much CPU per frame as the server)."""
 ONLY = [n for n in os.environ.get("MATCHA_BENCH_LIVE_SCENARIOS", "").split(",") if n]
 """Run only these scenarios (by name), e.g. ``one_match``."""
 
@@ -128,36 +136,160 @@ class _Conn:
         self.closed = False
 
 
+class _RawSpectator(asyncio.Protocol):
+    """One spectator over a plain TCP connection: the RFC 6455 handshake, then
+    unmasked server frames parsed by hand (no extensions; text, ping, close).
+
+    1,000 ``websockets`` clients in one Python process cost about as much CPU per
+    frame as the server (34 µs), and that queueing would be counted as fan-out
+    time; this reader costs a fraction of it. It still takes every frame off the
+    wire, checks its framing and decodes its JSON before the frame counts.
+    """
+
+    def __init__(self, path: str, host: str, on_frame: Any, opened: asyncio.Future[None]) -> None:
+        self.path, self.host = path, host
+        self.on_frame = on_frame
+        self.opened = opened
+        self.closed: asyncio.Future[None] = opened.get_loop().create_future()
+        self.key = base64.b64encode(os.urandom(16)).decode()
+        self.buf = bytearray()
+        self.handshaken = False
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.transport.write(  # type: ignore[union-attr]
+            f"GET {self.path} HTTP/1.1\r\nHost: {self.host}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {self.key}\r\n"
+            "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+
+    def send_text(self, text: str) -> None:
+        """A client frame must be masked."""
+        data = text.encode()
+        assert len(data) < 126
+        mask = os.urandom(4)
+        masked = bytes(c ^ mask[i % 4] for i, c in enumerate(data))
+        assert self.transport is not None
+        self.transport.write(bytes((0x81, 0x80 | len(data))) + mask + masked)
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buf
+        buf += data
+        if not self.handshaken:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head = bytes(buf[:end]).decode("latin-1").split("\r\n")
+            accept = base64.b64encode(hashlib.sha1(
+                (self.key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+            pairs = (h.partition(":") for h in head[1:])
+            fields = {k.strip().lower(): v.strip() for k, _, v in pairs}
+            ok = head[0].startswith("HTTP/1.1 101") and fields.get("sec-websocket-accept") == accept
+            if not ok:
+                self._fail(ConnectionError(f"handshake refused: {head[0]}"))
+                return
+            self.handshaken = True
+            del buf[: end + 4]
+            self.opened.set_result(None)
+        at = 0
+        size = len(buf)
+        while size - at >= 2:
+            b0, b1 = buf[at], buf[at + 1]
+            length, head = b1 & 0x7F, 2
+            if length == 126:
+                if size - at < 4:
+                    break
+                length, head = int.from_bytes(buf[at + 2 : at + 4], "big"), 4
+            elif length == 127:
+                if size - at < 10:
+                    break
+                length, head = int.from_bytes(buf[at + 2 : at + 10], "big"), 10
+            if size - at < head + length:
+                break
+            payload = bytes(buf[at + head : at + head + length])
+            at += head + length
+            opcode = b0 & 0x0F
+            if b1 & 0x80 or not b0 & 0x80 or b0 & 0x70:
+                self._fail(ConnectionError("a masked, fragmented or extended server frame"))
+                return
+            if opcode == 0x1:
+                self.on_frame(payload)
+            elif opcode == 0x8:
+                self._fail(None)
+                return
+            elif opcode == 0x9:  # ping: answer (masked), as any client must
+                assert self.transport is not None
+                mask = os.urandom(4)
+                self.transport.write(bytes((0x8A, 0x80 | length)) + mask + bytes(
+                    c ^ mask[i % 4] for i, c in enumerate(payload)))
+            elif opcode != 0xA:
+                self._fail(ConnectionError(f"unexpected opcode {opcode}"))
+                return
+        del buf[:at]
+
+    def _fail(self, exc: Exception | None) -> None:
+        if not self.opened.done():
+            self.opened.set_exception(exc or ConnectionError("closed during the handshake"))
+        if not self.closed.done():
+            self.closed.set_result(None)
+        if self.transport is not None:
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._fail(exc)
+
+
 async def _clients(base: str, matches: dict[str, tuple[int, int]]) -> None:
     """``matches``: match id -> (spectators, its version when they connect)."""
-    from websockets.asyncio.client import connect
-
     decode = msgspec.json.Decoder(_Frame).decode
     conns: list[_Conn] = []
     ready_at = [float("inf")]
     gate = asyncio.Semaphore(64)
     hello = json.dumps({"kind": "hello"})
+    host, port = base.rsplit(":", 1)
+    loop = asyncio.get_running_loop()
 
-    async def watch(match_id: str) -> None:
+    def receiver(conn: _Conn) -> Any:
+        def on_frame(raw: bytes) -> None:
+            now = time.time()
+            frame = decode(raw)
+            if frame.kind == "event" and frame.entry is not None:
+                conn.versions.append(frame.version)
+                recorded = frame.entry.recorded_at.timestamp()
+                if recorded > ready_at[0]:
+                    conn.lat.append((now - recorded) * 1000)
+        return on_frame
+
+    async def watch_raw(match_id: str) -> None:
         conn = _Conn(match_id)
+        path = f"/api/matches/{match_id}/ws"
+        async with gate:
+            opened: asyncio.Future[None] = loop.create_future()
+            _, proto = await loop.create_connection(
+                lambda: _RawSpectator(path, base, receiver(conn), opened), host, int(port))
+            await asyncio.wait_for(opened, 60)
+            proto.send_text(hello)
+        conns.append(conn)
+        await proto.closed
+        conn.closed = True
+
+    async def watch_websockets(match_id: str) -> None:
+        from websockets.asyncio.client import connect
+
+        conn = _Conn(match_id)
+        on_frame = receiver(conn)
         async with gate:
             ws = await connect(f"ws://{base}/api/matches/{match_id}/ws", ping_interval=None,
                                max_queue=None, compression=None, open_timeout=60)
             await ws.send(hello)
         conns.append(conn)
-        try:
+        with contextlib.suppress(Exception):
             async for raw in ws:
-                now = time.time()
-                frame = decode(raw)
-                if frame.kind == "event" and frame.entry is not None:
-                    conn.versions.append(frame.version)
-                    recorded = frame.entry.recorded_at.timestamp()
-                    if recorded > ready_at[0]:
-                        conn.lat.append((now - recorded) * 1000)
-        except Exception:
-            pass
+                on_frame(raw)
         conn.closed = True
 
+    watch = watch_websockets if CLIENT == "websockets" else watch_raw
     total = sum(n for n, _ in matches.values())
     tasks = [asyncio.create_task(watch(m)) for m, (n, _) in matches.items() for _ in range(n)]
     # Ready when every spectator has caught up (accepted is not enough: the server
@@ -165,6 +297,9 @@ async def _clients(base: str, matches: dict[str, tuple[int, int]]) -> None:
     while len(conns) < total or any(
         (c.versions[-1] if c.versions else 0) < matches[c.match_id][1] for c in conns
     ):
+        failed = [t for t in tasks if t.done() and t.exception() is not None]
+        if failed:
+            raise RuntimeError("a spectator could not connect") from failed[0].exception()
         await asyncio.sleep(0.05)
     await asyncio.sleep(1.0)  # presence bursts settle
     ready_at[0] = time.time()
@@ -311,6 +446,7 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
     return {
         "scenario": spec["name"],
         "api_workers": WORKERS,
+        "client": CLIENT,
         "matches": spec["matches"],
         "spectators_per_match": spec["spectators"],
         "connections": out["connections"],
@@ -419,6 +555,8 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--clients":
         _raise_fd_limit()
-        asyncio.run(_clients(sys.argv[2], json.loads(sys.argv[3])))
+        import uvloop  # the spectators' own loop: their CPU per frame is not the server's
+
+        uvloop.run(_clients(sys.argv[2], json.loads(sys.argv[3])))
     else:
         main()

@@ -11,15 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
-from typing import Any, Protocol, cast
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol
 
 import msgspec
 from litestar import Litestar, Request, WebSocket, get, websocket
 from litestar.datastructures import State
 from litestar.exceptions import WebSocketDisconnect
 from litestar.response import ServerSentEvent, ServerSentEventMessage
-from litestar.types import WebSocketSendEvent
 
 from service.errors import MatchaError, NotFound, Unauthorized, ValidationFailed
 from service.live import metrics
@@ -158,14 +157,14 @@ async def _send_frames(
 
     A wake-up takes every frame that is due at once (one task step, not one per frame).
     """
-    send = socket.send
+    send: Callable[[Any], Awaitable[None]] = socket.send
     next_frames = source.next_frames
     clock = asyncio.get_running_loop().time
     while True:
         frames = await next_frames()
+        sending.since = clock()  # a batch is due at once: the watchdog times it as one
         for frame in frames:
-            sending.since = clock()
-            await send(cast("WebSocketSendEvent", {"type": "websocket.send", "text": frame.data}))
+            await send({"type": "websocket.send", "text": frame.data})
         sending.since = None
 
 
