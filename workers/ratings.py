@@ -34,8 +34,8 @@ from array import array
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from itertools import compress, count
-from operator import add, eq
+from itertools import compress, count, islice
+from operator import add, eq, lt
 from typing import Any, NamedTuple
 
 import psycopg
@@ -73,10 +73,10 @@ LIMIT 1
 """
 
 # The full recompute's reads. PostgreSQL extracts only the fields the Elo
-# needs and ships a whole chunk as ONE string: every field of every row
-# separated by a tab, in position order. Python splits it once, in C, and
-# takes the columns with strided slices: no message and no split per row.
-# (Ids are generated: no tab in them. A draw's winner is NULL: shipped as 'D'.)
+# needs and ships a whole chunk in one row: text fields joined by tabs in ONE
+# string (Python splits it once, in C, and takes the columns with strided
+# slices: no message and no split per row; ids are generated, no tab in them),
+# numbers as one bytea of 8-byte big-endian integers (an array('q') at once).
 # Big reads come in chunks (keyset paging on the position) that a thread
 # fetches while Python works on the previous one. The ladder's matches may come
 # in any order within a chunk (they are only numbered): no sort for them.
@@ -90,29 +90,28 @@ FROM (SELECT position, match_id, data -> 'players' ->> 0 AS p0, data -> 'players
       ORDER BY data ->> 'ladder_id', position
       LIMIT %(rows)s) AS chunk
 """
-# A result's third field is its *tag*: position * 256 + seat 0's code (2 win,
-# 1 draw, 0 loss), see rate_chunks. (Position < 2 ** 55, or the bigint overflows
-# and the read fails: it never gives a wrong tag.)
-_ENDED_CHUNK = """
-SELECT max(position),
-       string_agg(match_id || E'\\t' || coalesce(winner, 'D') || E'\\t'
-                  || (position * 256 + CASE winner WHEN '0' THEN 2 WHEN '1' THEN 0 ELSE 1 END),
-                  E'\\t' ORDER BY position)
-FROM (SELECT position, match_id, data ->> 'winner' AS winner
+# A result is its match id and its *tag*: position * 256 + seat 0's code (2
+# win, 1 draw, 0 loss; see rate_chunks). A winner that is none of 0, 1 or null
+# gives no tag (string_agg skips NULL): the chunk's counts differ and Python
+# refuses it. (A position of 2 ** 55 or more overflows the bigint: an error,
+# never a wrong tag.) The aggregates take the rows in the subquery's order, the
+# position's; Python checks that (``_in_order``) rather than paying for a sort.
+_TAG = """position * 256 + CASE coalesce(data ->> 'winner', 'D')
+                                 WHEN '0' THEN 2 WHEN 'D' THEN 1 WHEN '1' THEN 0 END"""
+_ENDED_CHUNK = f"""
+SELECT max(position), string_agg(match_id, E'\\t'), string_agg(int8send(tag), '')
+FROM (SELECT position, match_id, {_TAG} AS tag
       FROM events
       WHERE type = 'match_ended' AND position > %(after)s AND position <= %(high)s
       ORDER BY position
       LIMIT %(rows)s) AS chunk
 """
-_ENDED_OF = """
-SELECT NULL,
-       string_agg(match_id || E'\\t' || coalesce(winner, 'D') || E'\\t'
-                  || (position * 256 + CASE winner WHEN '0' THEN 2 WHEN '1' THEN 0 ELSE 1 END),
-                  E'\\t' ORDER BY position)
-FROM (SELECT position, match_id, data ->> 'winner' AS winner
+_ENDED_OF = f"""
+SELECT NULL, string_agg(match_id, E'\\t'), string_agg(int8send(tag), '')
+FROM (SELECT position, match_id, {_TAG} AS tag
       FROM events
       WHERE match_id = ANY(%(matches)s) AND type = 'match_ended' AND position <= %(high)s
-     ) AS ended
+      ORDER BY position) AS ended
 """
 _LADDER_SIZE_UP_TO = """
 SELECT count(*) FROM (
@@ -131,10 +130,10 @@ SMALL_LADDER = 20_000
 """Up to this many matches, a recompute looks the ladder's match_ended events up
 by match (the (match_id, version) index) instead of scanning every ladder's."""
 
-_SCORE = {"0": 1.0, "1": 0.0, "D": 0.5}
-"""Seat 0's score from the winner field of a result chunk ('D': a draw)."""
-_TAG_FLIP = {"0": -2, "1": 2, "D": 0}
-"""Seat 1's tag minus seat 0's (seat 1's code is 2 minus seat 0's)."""
+_SCORE_OF_CODE = (0.0, 0.5, 1.0)
+"""A seat's score from its code (0 loss, 1 draw, 2 win)."""
+_FLIP_OF_CODE = (2, 0, -2)
+"""Seat 1's tag minus seat 0's, by seat 0's code (seat 1's code is 2 minus it)."""
 
 Progress = Callable[[str, int, int], None]
 
@@ -366,7 +365,7 @@ def _recompute(
     if reader is not conn:
         probe = {**params, "limit": SMALL_LADDER + 1}
         if rcur.execute(_LADDER_SIZE_UP_TO, probe).fetchone()[0] > SMALL_LADDER:  # type: ignore[index]
-            ended = _fields(conn.cursor(), _ENDED_CHUNK, params, ahead=0)
+            ended = _read(conn.cursor(binary=True), _ENDED_CHUNK, params, ahead=0)
 
     # 1. The ladder's matches, annulled ones left out: match id -> the seats'
     #    player indexes (two dicts, so a chunk of results maps in C).
@@ -375,7 +374,8 @@ def _recompute(
     number_of: dict[str, int] = {}  # match id -> its number in these lists
     seat0_of: list[int] = []
     seat1_of: list[int] = []
-    for fields in _fields(rcur, _CREATED_CHUNK, params):
+    for (text,) in _read(rcur, _CREATED_CHUNK, params):
+        fields = text.split("\t")
         number_of.update(zip(fields[0::3], count(len(seat0_of))))
         seat0_of += map(index, fields[1::3])
         seat1_of += map(index, fields[2::3])
@@ -385,29 +385,27 @@ def _recompute(
     # 2. Every result in committed order. A small ladder's are looked up by
     #    match; a big one's come from scanning every match_ended event, and
     #    other ladders' matches (not in the seats) are dropped here.
+    bcur = reader.cursor(binary=True)
     if ended is not None:
         results = ended
     elif total <= SMALL_LADDER:
-        results = _fields(rcur, _ENDED_OF, {**params, "matches": list(number_of)}, once=True)
+        results = _read(bcur, _ENDED_OF, {**params, "matches": list(number_of)}, once=True)
     else:
-        results = _fields(rcur, _ENDED_CHUNK, params)
+        results = _read(bcur, _ENDED_CHUNK, params)
     rated_so_far = [0]
 
     def chunks() -> Iterator[Chunk]:
-        for fields in results:
-            numbers = list(map(number_of.get, fields[0::3]))
-            winners = fields[1::3]
-            tags = fields[2::3]
+        for ids, tags0, codes in (_in_order(*chunk) for chunk in results):
+            numbers = list(map(number_of.get, ids))
             if None in numbers:  # another ladder's matches, or annulled ones
                 mine = [k is not None for k in numbers]
                 numbers = list(compress(numbers, mine))
-                winners = list(compress(winners, mine))
-                tags = list(compress(tags, mine))
-            tags0 = list(map(int, tags))
+                tags0 = list(compress(tags0, mine))
+                codes = bytes(compress(codes, mine))
             yield (list(map(seat0_of.__getitem__, numbers)),  # type: ignore[arg-type]
                    list(map(seat1_of.__getitem__, numbers)),  # type: ignore[arg-type]
-                   list(map(_SCORE.__getitem__, winners)),
-                   tags0, list(map(add, tags0, map(_TAG_FLIP.__getitem__, winners))))
+                   list(map(_SCORE_OF_CODE.__getitem__, codes)),
+                   tags0, list(map(add, tags0, map(_FLIP_OF_CODE.__getitem__, codes))))
             before = rated_so_far[0]
             rated_so_far[0] += len(numbers)
             if rated_so_far[0] // PROGRESS_EVERY != before // PROGRESS_EVERY:
@@ -680,39 +678,54 @@ def _write(
 # -- reading ----------------------------------------------------------------------------
 
 
-def _fields(
+def _read(
     cur: psycopg.Cursor[Any],
     query: str,
     params: dict[str, Any],
     *,
     once: bool = False,
     ahead: int = 2,
-) -> Generator[list[str], None, None]:
-    """The fields of each chunk of a read (``_CREATED_CHUNK``, ``_ENDED_CHUNK``).
+) -> Generator[tuple[Any, ...], None, None]:
+    """The chunks of a read (``_CREATED_CHUNK``, ``_ENDED_CHUNK``), each its row
+    but the first column.
 
-    ``query`` returns the last position it read and the chunk's string; keyset
-    paging on that position reads the next (``once``: a single read). The read
-    starts at once; closing the generator stops it.
+    ``query`` returns the last position it read, then the chunk (NULL: no more
+    rows); keyset paging on that position reads the next (``once``: a single
+    read). The read starts at once; closing the generator stops it.
     """
 
-    def read(after: int) -> tuple[str | None, int | None]:
+    def read(after: int) -> tuple[tuple[Any, ...] | None, int | None]:
         row = cur.execute(query, {**params, "after": after}).fetchone()
-        return (None, None) if row is None else (row[1], row[0])
+        return (None, None) if row is None or row[1] is None else (row[1:], row[0])
 
-    return _split(_read_ahead(read, once=once, ahead=ahead))
+    return _read_ahead(read, once=once, ahead=ahead)
 
 
-def _split(chunks: Generator[str, None, None]) -> Generator[list[str], None, None]:
-    try:
-        for item in chunks:
-            yield item.split("\t")
-    finally:
-        chunks.close()  # stops the reading thread now, not when collected
+def _in_order(ids: str, tags: bytes | None) -> tuple[list[str], list[int], bytes]:
+    """A chunk of results (``_ENDED_CHUNK``): the match ids, seat 0's tags, and
+    seat 0's codes, in position order."""
+    match_ids = ids.split("\t")
+    tags = tags or b""  # NULL: no valid winner at all
+    values = array("q")
+    values.frombytes(tags)
+    if _LITTLE_ENDIAN:
+        values.byteswap()
+    tags0 = values.tolist()
+    codes = tags[7::8]  # the tag's lowest byte
+    if len(tags0) != len(match_ids):
+        raise ValueError("a match_ended event whose winner is neither 0, 1 nor null")
+    if not all(map(lt, tags0, islice(tags0, 1, None))):
+        # PostgreSQL aggregates in the order of the subquery; were it ever not so
+        order = sorted(range(len(tags0)), key=tags0.__getitem__)
+        match_ids = list(map(match_ids.__getitem__, order))
+        tags0 = list(map(tags0.__getitem__, order))
+        codes = bytes(map(codes.__getitem__, order))
+    return match_ids, tags0, codes
 
 
 def _read_ahead(
-    read: Callable[[int], tuple[str | None, int | None]], *, once: bool = False, ahead: int = 2
-) -> Generator[str, None, None]:
+    read: Callable[[int], tuple[Any, int | None]], *, once: bool = False, ahead: int = 2
+) -> Generator[Any, None, None]:
     """The chunks ``read(after)`` returns, keyset-paged on the last position.
 
     A thread fetches chunk n+1 while the caller works on chunk n, so PostgreSQL
@@ -720,10 +733,10 @@ def _read_ahead(
     Errors are handed to the caller; a caller that drops the iterator stops
     the thread. The thread starts at once; ``ahead`` chunks may wait (0: any).
     """
-    chunks: queue.Queue[str | BaseException | None] = queue.Queue(maxsize=ahead)
+    chunks: queue.Queue[Any] = queue.Queue(maxsize=ahead)
     stop = threading.Event()
 
-    def put(item: str | BaseException | None) -> bool:
+    def put(item: Any) -> bool:
         while not stop.is_set():
             try:
                 chunks.put(item, timeout=0.1)
@@ -752,7 +765,7 @@ def _read_ahead(
     fetcher = threading.Thread(target=fetch, name="ratings-read", daemon=True)
     fetcher.start()
 
-    def consume() -> Generator[str, None, None]:
+    def consume() -> Generator[Any, None, None]:
         try:
             while (item := chunks.get()) is not None:
                 if isinstance(item, BaseException):

@@ -219,20 +219,36 @@ async def test_two_jobs_of_one_ladder_never_interleave(
 def test_a_chunked_read_hands_its_errors_over_and_stops_when_dropped(
     conn: psycopg.Connection,
 ) -> None:
-    from workers.ratings import _fields
+    from workers.ratings import _read
 
     with pytest.raises(psycopg.errors.UndefinedColumn):
-        list(_fields(conn.cursor(), "SELECT no_such_column, %(after)s", {}))
-    chunks = _fields(
+        list(_read(conn.cursor(), "SELECT no_such_column, %(after)s", {}))
+    chunks = _read(
         conn.cursor(),
-        "SELECT max(g), string_agg(g::text || E'\\t' || (g * 10)::text, E'\\t' ORDER BY g)"
+        "SELECT max(g), string_agg(g::text, ','), sum(g)"
         " FROM (SELECT g FROM generate_series(1, 5) g WHERE g > %(after)s ORDER BY g LIMIT 2) c",
         {},
     )
-    assert next(chunks) == ["1", "10", "2", "20"]
-    assert next(chunks) == ["3", "30", "4", "40"]
+    assert next(chunks) == ("1,2", 3)
+    assert next(chunks) == ("3,4", 7)
     chunks.close()  # the reading thread stops; the connection is usable again
     assert conn.execute("SELECT 1").fetchone() == (1,)
-    whole = _fields(conn.cursor(), "SELECT max(g), string_agg(g::text, E'\\t' ORDER BY g)"
-                    " FROM generate_series(1, 3) g WHERE g > %(after)s", {})
-    assert list(whole) == [["1", "2", "3"]]  # keyset paging ends on an empty chunk
+    whole = _read(conn.cursor(), "SELECT max(g), string_agg(g::text, ',')"
+                  " FROM generate_series(1, 3) g WHERE g > %(after)s", {})
+    assert list(whole) == [("1,2,3",)]  # keyset paging ends on an empty chunk
+
+
+def test_results_are_put_in_position_order_and_a_bad_winner_is_refused() -> None:
+    import struct
+
+    from workers.ratings import _in_order
+
+    def tags(*values: int) -> bytes:
+        return b"".join(struct.pack(">q", v) for v in values)
+
+    ordered = _in_order("a\tb\tc", tags(256 + 2, 512 + 1, 768 + 0))
+    assert ordered == (["a", "b", "c"], [258, 513, 768], bytes([2, 1, 0]))
+    # were PostgreSQL ever to aggregate out of order, the chunk is sorted
+    assert _in_order("b\tc\ta", tags(513, 768, 258)) == ordered
+    with pytest.raises(ValueError, match="winner"):
+        _in_order("a\tb", tags(258))  # one match had no valid winner: no tag
