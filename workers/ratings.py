@@ -365,7 +365,8 @@ def _recompute(
     if reader is not conn:
         probe = {**params, "limit": SMALL_LADDER + 1}
         if rcur.execute(_LADDER_SIZE_UP_TO, probe).fetchone()[0] > SMALL_LADDER:  # type: ignore[index]
-            ended = _read(conn.cursor(binary=True), _ENDED_CHUNK, params, ahead=0)
+            ended = _read(conn.cursor(binary=True), _ENDED_CHUNK, params, ahead=0,
+                          parse=_in_order)
 
     # 1. The ladder's matches, annulled ones left out: match id -> the seats'
     #    player indexes (two dicts, so a chunk of results maps in C).
@@ -389,13 +390,14 @@ def _recompute(
     if ended is not None:
         results = ended
     elif total <= SMALL_LADDER:
-        results = _read(bcur, _ENDED_OF, {**params, "matches": list(number_of)}, once=True)
+        results = _read(bcur, _ENDED_OF, {**params, "matches": list(number_of)}, once=True,
+                        parse=_in_order)
     else:
-        results = _read(bcur, _ENDED_CHUNK, params)
+        results = _read(bcur, _ENDED_CHUNK, params, parse=_in_order)
     rated_so_far = [0]
 
     def chunks() -> Iterator[Chunk]:
-        for ids, tags0, codes in (_in_order(*chunk) for chunk in results):
+        for ids, tags0, codes in results:
             numbers = list(map(number_of.get, ids))
             if None in numbers:  # another ladder's matches, or annulled ones
                 mine = [k is not None for k in numbers]
@@ -685,18 +687,22 @@ def _read(
     *,
     once: bool = False,
     ahead: int = 2,
-) -> Generator[tuple[Any, ...], None, None]:
+    parse: Callable[..., Any] | None = None,
+) -> Generator[Any, None, None]:
     """The chunks of a read (``_CREATED_CHUNK``, ``_ENDED_CHUNK``), each its row
-    but the first column.
+    but the first column, or what ``parse`` makes of those columns.
 
     ``query`` returns the last position it read, then the chunk (NULL: no more
     rows); keyset paging on that position reads the next (``once``: a single
-    read). The read starts at once; closing the generator stops it.
+    read). The read starts at once; closing the generator stops it. ``parse``
+    runs in the reading thread: it fills the time the caller spends waiting.
     """
 
-    def read(after: int) -> tuple[tuple[Any, ...] | None, int | None]:
+    def read(after: int) -> tuple[Any, int | None]:
         row = cur.execute(query, {**params, "after": after}).fetchone()
-        return (None, None) if row is None or row[1] is None else (row[1:], row[0])
+        if row is None or row[1] is None:
+            return None, None
+        return (row[1:] if parse is None else parse(*row[1:])), row[0]
 
     return _read_ahead(read, once=once, ahead=ahead)
 
