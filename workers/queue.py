@@ -121,9 +121,18 @@ def pending_key(prefix: str | None = None) -> str:
     return f"{queue_name(REPLAYS, prefix)}:pending"
 
 
-def drainer_key(prefix: str | None = None) -> str:
-    """Set while a drain job is queued or running (expires if its worker dies)."""
-    return f"{queue_name(REPLAYS, prefix)}:drainer"
+DRAINERS = 4
+"""Drain jobs at once at most: the first one asks for helpers while a backlog
+lasts, so that several workers share it (``drain_archives``)."""
+
+
+def drainer_key(prefix: str | None = None, slot: int = 0) -> str:
+    """Set while drain job ``slot`` is queued or running (expires if its worker dies).
+
+    Slot 0 is the drainer that ``request_archives`` queues; 1.. are its helpers.
+    """
+    key = f"{queue_name(REPLAYS, prefix)}:drainer"
+    return key if slot == 0 else f"{key}:{slot}"
 
 
 def request_archives(
@@ -150,11 +159,12 @@ def request_archives(
     return enqueue_drain(redis=redis, prefix=prefix)
 
 
-def enqueue_drain(*, redis: Redis, prefix: str) -> Job:
-    """Queue ``drain_archives`` (the caller holds the drainer key)."""
+def enqueue_drain(*, redis: Redis, prefix: str, slot: int = 0) -> Job:
+    """Queue ``drain_archives`` (the caller holds the key of that ``slot``)."""
     return queue(REPLAYS, redis=redis, prefix=prefix).enqueue(
         "workers.replays.drain_archives",
         prefix,
+        slot=slot,
         job_timeout=REPLAYS_TIMEOUT_S,
         result_ttl=3600,
         retry=RETRY,

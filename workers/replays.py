@@ -801,17 +801,21 @@ def build_archives(
             "events": sum(b.events for b in built)}
 
 
-def drain_archives(prefix: str, *, database_url: str | None = None) -> dict[str, Any]:
+def drain_archives(
+    prefix: str, *, slot: int = 0, database_url: str | None = None
+) -> dict[str, Any]:
     """The RQ job behind ``workers.queue.request_archives``: build what is pending.
 
     Takes up to ``PENDING_BATCH`` ids at a time from the pending set (SPOP:
     an id asked for again meanwhile is in the set again, and built again)
-    and builds them with ``build_archives``, until the set is empty; then
-    gives back the drainer key and looks once more, so an id added just
-    before is never left waiting (its caller found the key taken). After
-    ``DRAIN_FOR_S`` it hands over to a fresh job. Ids taken by a job whose
-    worker died are not retried here: the catch-up finds the missing archives,
-    and the API rebuilds a stale one when it is served.
+    and builds them with ``build_archives``, until the set is empty. The
+    drainer (slot 0) then gives back its key and looks once more, so an id
+    added just before is never left waiting (its caller found the key taken);
+    after ``DRAIN_FOR_S`` it hands over to a fresh job. While a full batch
+    leaves another behind it, it queues a helper (slots 1 .. ``DRAINERS`` - 1)
+    that drains beside it on another worker, and stops when the set is empty.
+    Ids taken by a job whose worker died are not retried here: the catch-up
+    finds the missing archives, and the API rebuilds a stale one when served.
     """
     from rq import get_current_job
 
@@ -819,7 +823,7 @@ def drain_archives(prefix: str, *, database_url: str | None = None) -> dict[str,
 
     job = get_current_job()
     redis = job.connection if job is not None else q.redis_client()
-    pending, drainer = q.pending_key(prefix), q.drainer_key(prefix)
+    pending, drainer = q.pending_key(prefix), q.drainer_key(prefix, slot)
     started = time.monotonic()
     totals = {"matches": 0, "built": 0, "bytes": 0, "events": 0}
     try:
@@ -827,13 +831,15 @@ def drain_archives(prefix: str, *, database_url: str | None = None) -> dict[str,
             ids = redis.spop(pending, q.PENDING_BATCH)
             if ids:
                 redis.set(drainer, "running", ex=q.REPLAYS_TIMEOUT_S)
+                if slot == 0 and len(ids) == q.PENDING_BATCH:
+                    _ask_for_a_helper(redis, prefix)
                 done = build_archives([i.decode() for i in ids], database_url=database_url)
                 for key in totals:
                     totals[key] += done[key]
                 if time.monotonic() - started < q.DRAIN_FOR_S:
                     continue
             redis.delete(drainer)
-            if not redis.scard(pending) or not redis.set(
+            if slot != 0 or not redis.scard(pending) or not redis.set(
                 drainer, "queued", nx=True, ex=q.REPLAYS_TIMEOUT_S
             ):
                 break
@@ -845,6 +851,18 @@ def drain_archives(prefix: str, *, database_url: str | None = None) -> dict[str,
         redis.delete(drainer)
         raise
     return totals
+
+
+def _ask_for_a_helper(redis: Any, prefix: str) -> None:
+    """Queue one more drain job in the first free helper slot, if a backlog is left."""
+    from workers import queue as q
+
+    if redis.scard(q.pending_key(prefix)) < q.PENDING_BATCH:
+        return
+    for slot in range(1, q.DRAINERS):
+        if redis.set(q.drainer_key(prefix, slot), "queued", nx=True, ex=q.REPLAYS_TIMEOUT_S):
+            q.enqueue_drain(redis=redis, prefix=prefix, slot=slot)
+            return
 
 
 # -- checking an imported record -----------------------------------------------------------

@@ -271,6 +271,7 @@ async def test_a_drain_job_that_runs_long_hands_over_to_a_fresh_one(
 
     monkeypatch.setattr(q, "PENDING_BATCH", 1)
     monkeypatch.setattr(q, "DRAIN_FOR_S", 0.0)  # every job hands over after one match
+    monkeypatch.setattr(q, "DRAINERS", 1)  # and no helpers
     ids = []
     for seed in range(40, 43):
         match_id = f"handover-m{seed}"
@@ -282,3 +283,29 @@ async def test_a_drain_job_that_runs_long_hands_over_to_a_fresh_one(
     finished = FinishedJobRegistry(queue=q.queue("replays", redis=redis, prefix=redis_prefix))
     assert finished.count == 3
     assert not redis.exists(q.drainer_key(redis_prefix))
+
+
+@pytest.mark.anyio
+async def test_a_backlog_brings_helper_drain_jobs_that_other_workers_can_run(
+    store, conn, redis, redis_prefix, monkeypatch
+) -> None:
+    from rq import SimpleWorker
+    from rq.registry import FinishedJobRegistry
+
+    from workers import queue as q
+
+    monkeypatch.setattr(q, "PENDING_BATCH", 1)  # every match a "full batch" of a backlog
+    monkeypatch.setattr(q, "DRAINERS", 3)
+    ids = []
+    for seed in range(50, 55):
+        match_id = f"backlog-m{seed}"
+        await _append_log(store, match_id, *self_play(seed, match_id))
+        ids.append(match_id)
+    assert q.request_archives(ids, redis=redis, prefix=redis_prefix) is not None
+    SimpleWorker(q.queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
+    assert sorted(_stored(conn)) == sorted(ids)
+    replays = q.queue("replays", redis=redis, prefix=redis_prefix)
+    slots = sorted(replays.fetch_job(j).kwargs["slot"]
+                   for j in FinishedJobRegistry(queue=replays).get_job_ids())
+    assert slots == [0, 1, 2]  # the drainer and two helpers, never more than DRAINERS
+    assert not any(redis.exists(q.drainer_key(redis_prefix, s)) for s in range(3))
