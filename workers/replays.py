@@ -217,7 +217,9 @@ _BY_ELEMENT = ("seats", "tatami")
 """Stored element by element (``_changes``): a seat or a pair is never null."""
 
 
-def _differ(cls: type, name: str, by_element: tuple[str, ...] = ()) -> Any:
+def _differ(
+    cls: type[msgspec.Struct], name: str, by_element: tuple[str, ...] = ()
+) -> Any:
     """A function ``(new, old) -> {field: new value}`` of the fields of ``cls``
     whose values differ, in field order; the fields in ``by_element``, when as
     long as before, go element by element (``_elements``).
@@ -833,7 +835,10 @@ def drain_archives(
                 redis.set(drainer, "running", ex=q.REPLAYS_TIMEOUT_S)
                 if slot == 0 and len(ids) == q.PENDING_BATCH:
                     _ask_for_a_helper(redis, prefix)
-                done = build_archives([i.decode() for i in ids], database_url=database_url)
+                done = build_archives(
+                    [i.decode() if isinstance(i, bytes) else str(i) for i in ids],
+                    database_url=database_url,
+                )
                 for key in totals:
                     totals[key] += done[key]
                 if time.monotonic() - started < q.DRAIN_FOR_S:
