@@ -13,12 +13,16 @@ the second time). Two cases:
   later rating of everyone who met, directly or not, a player of that match;
   replaying the ladder without it is the simplest way to be exactly right.
 
-Both paths run the same ``workers.elo.Ladder.rate`` in the same order, so a
-recompute from scratch gives bit-for-bit the incremental result (tested).
+The increments run ``workers.elo.Ladder.rate``; the full recompute runs
+``rate_chunks``, the same arithmetic in the same order, so a recompute from
+scratch gives bit-for-bit the incremental result (tested against each other
+and against ``elo.Ladder``).
 
 The full recompute is built for speed (docs/ratings.md, bench/bench_workers.py):
-two streamed COPYs (the ladder's match_created rows, then every match_ended row
-in position order), a tight loop over plain dicts and floats, and COPY to write.
+chunked reads of the ladder's match_created rows and of every match_ended row
+in position order, two PostgreSQL backends at once; a tight loop over lists
+indexed by player number that appends each new rating to the player's array;
+the history laid out in COPY's binary format from those arrays' bytes.
 """
 
 from __future__ import annotations
