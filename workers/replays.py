@@ -762,6 +762,8 @@ def build_archive(match_id: str, *, database_url: str | None = None) -> dict[str
 
 ARCHIVE_BATCH = 50
 """Matches per round trip when many archives are built at once (``build_archives``)."""
+ARCHIVE_FIRST_BATCH = 10
+"""The first round trip's: the worker waits for it with nothing to build meanwhile."""
 
 
 def build_archives(
@@ -779,7 +781,11 @@ def build_archives(
     """
     conn = db.connection(database_url)
     ids = list(dict.fromkeys(match_ids))
-    chunks = [ids[i : i + batch] for i in range(0, len(ids), batch)]
+    # a small first batch: its load is the one wait nothing runs beside
+    first = min(batch, ARCHIVE_FIRST_BATCH)
+    chunks = [ids[i : i + batch] for i in range(first, len(ids), batch)]
+    if ids:
+        chunks.insert(0, ids[:first])
     built: list[BuiltArchive] = []
     if len(chunks) == 1:
         built = build_batch(load_logs(conn, chunks[0]))

@@ -182,11 +182,14 @@ def _stored(conn) -> dict[str, tuple]:
 
 @pytest.mark.anyio
 async def test_a_batch_build_stores_exactly_the_archives_single_builds_store(
-    store, conn
+    store, conn, monkeypatch
 ) -> None:
     from workers_harness import new_ladder
 
+    from workers import replays
     from workers.replays import build_archive, build_archives, record_from_log
+
+    monkeypatch.setattr(replays, "ARCHIVE_FIRST_BATCH", 1)  # batches of 1, 3, 3
 
     hidden = new_ladder(conn, hide_hands_in_replay=True)
     conn.execute("INSERT INTO players (id, name, token_hash) VALUES"
@@ -203,7 +206,7 @@ async def test_a_batch_build_stores_exactly_the_archives_single_builds_store(
     await _append_log(store, "batch-playing", playing_log[:5], playing_actors[:5])
 
     ids = [finished[0], "batch-playing", *finished[1:], "no-such-match"]
-    result = build_archives(ids, batch=2)  # several batches: the load/store thread too
+    result = build_archives(ids, batch=3)  # several batches: the load/store thread too
     assert (result["matches"], result["built"]) == (7, 5)
     batched = _stored(conn)
     assert sorted(batched) == sorted(finished)
