@@ -102,12 +102,18 @@ FROM (SELECT position, match_id, data -> 'players' ->> 0 AS p0, data -> 'players
 # position's; Python checks that (``_in_order``) rather than paying for a sort.
 _TAG = """position * 256 + CASE coalesce(data ->> 'winner', 'D')
                                  WHEN '0' THEN 2 WHEN 'D' THEN 1 WHEN '1' THEN 0 END"""
+# The bounds are row comparisons on (type, position), which say exactly "type
+# match_ended, position in (after, high]" and which only events_type_position_idx
+# can serve: when results are a large share of the events, the planner would
+# otherwise walk the primary key and filter on the type, and a chunk after a
+# long stretch of other events would read them all first.
 _ENDED_CHUNK = f"""
 SELECT max(position), string_agg(match_id, E'\\t'), string_agg(int8send(tag), '')
 FROM (SELECT position, match_id, {_TAG} AS tag
       FROM events
-      WHERE type = 'match_ended' AND position > %(after)s AND position <= %(high)s
-      ORDER BY position
+      WHERE (type, position) > ('match_ended', %(after)s)
+        AND (type, position) <= ('match_ended', %(high)s)
+      ORDER BY type, position
       LIMIT %(rows)s) AS chunk
 """
 _ENDED_OF = f"""
