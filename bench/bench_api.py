@@ -33,6 +33,7 @@ import httpx
 import msgspec
 import psycopg
 
+from service.api.http_protocol import PROTOCOL
 from service.api.seat_state import bot_request
 from service.bots import heuristic_bot, random_bot
 from service.embedded import free_port
@@ -387,7 +388,7 @@ def main() -> dict[str, object]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "--factory", "service.api.app:create_app",
              "--host", "127.0.0.1", "--port", str(port), "--workers", str(WORKERS),
-             "--no-access-log", "--log-level", "warning"],
+             "--http", PROTOCOL, "--no-access-log", "--log-level", "warning"],
             env=env,
         )  # fmt: skip
         _wait_until_up(base_url, proc)

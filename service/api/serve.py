@@ -9,6 +9,7 @@ import os
 import click
 import uvicorn
 
+from service.api.http_protocol import PROTOCOL
 from service.settings import Settings, load_settings
 
 
@@ -31,13 +32,21 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
             host=host,
             port=port,
             workers=workers,
+            http=PROTOCOL,
             access_log=False,
             log_level="info",
         )
         return
     from service.api.app import create_app
 
-    uvicorn.run(create_app(settings), host=host, port=port, access_log=False, log_level="info")
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        http=PROTOCOL,
+        access_log=False,
+        log_level="info",
+    )
 
 
 @click.command("api")
