@@ -49,8 +49,17 @@ def provide_matches(state: State) -> MatchService:
     return state.matches  # type: ignore[no-any-return]
 
 
+def _authorization(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:
+    """The first ``Authorization`` header, read from the ASGI scope: ``connection.headers``
+    would build Litestar's header multidict for this one value on every request."""
+    for name, value in connection.scope["headers"]:
+        if name == b"authorization":  # ASGI servers send names in lower case
+            return value.decode("latin-1")
+    return None
+
+
 def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:
-    header = connection.headers.get("authorization")
+    header = _authorization(connection)
     if not header:
         return None
     scheme, _, token = header.partition(" ")

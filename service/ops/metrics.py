@@ -88,9 +88,22 @@ job_duration = Histogram(
 )
 
 
+_command_children: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
+"""(kind, outcome) -> the two labelled children: ``labels()`` takes a lock and
+builds its key on every call, and a command is observed on every request."""
+
+
 def observe_command(kind: str, seconds: float, outcome: str = "ok") -> None:
-    commands.labels(kind=kind, outcome=outcome).inc()
-    command_seconds.labels(kind=kind).observe(seconds)
+    children = _command_children.get((kind, outcome))
+    if children is None:
+        children = (
+            commands.labels(kind=kind, outcome=outcome),
+            command_seconds.labels(kind=kind),
+        )
+        if len(_command_children) < 1_000:  # outcomes are rule codes: a small set
+            _command_children[(kind, outcome)] = children
+    children[0].inc()
+    children[1].observe(seconds)
 
 
 def observe_job(job: str, seconds: float, outcome: str = "ok") -> None:
