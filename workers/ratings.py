@@ -43,6 +43,7 @@ from operator import add, eq, lt
 from typing import Any, NamedTuple
 
 import psycopg
+from psycopg.copy import QueuedLibpqWriter
 
 from workers import db
 from workers.elo import EloSettings, Ladder, PlayerRating, settings_from_json
@@ -614,6 +615,11 @@ def _cells(columns: Sequence[bytes | None], n: int) -> bytearray:
     return cells
 
 
+WRITE_BLOCK = 500
+"""Players per block of the history COPY: PostgreSQL stores a block while Python
+lays out the next."""
+
+
 def _write(
     cur: psycopg.Cursor[Any],
     ladder_id: str,
@@ -623,18 +629,50 @@ def _write(
 ) -> None:
     """COPY the folded ladder into ``rating_histories`` and ``ratings`` (binary).
 
-    All players' entries are laid out one after the other, each column at
-    once: ``after`` from the afters (big-endian doubles), ``positions`` and
+    The history goes in blocks of ``WRITE_BLOCK`` players, handed to a thread
+    that writes them to the connection (psycopg's ``QueuedLibpqWriter``) while
+    the next block is laid out.
+    """
+    rated = [p for p, theirs in enumerate(fold.afters) if theirs]
+    initial_cell = b"\x00\x00\x00\x08" + struct.pack(">d", settings.initial)
+    ladder_field = _FIELD(len(ladder_id.encode())) + ladder_id.encode()
+    with cur.copy(
+        "COPY rating_histories (ladder_id, player_id, positions, before, after, scores)"
+        " FROM STDIN (FORMAT BINARY)",
+        writer=QueuedLibpqWriter(cur),
+    ) as copy:
+        copy.write(_BINARY_HEADER)
+        for start in range(0, len(rated), WRITE_BLOCK):
+            players = rated[start : start + WRITE_BLOCK]
+            copy.write(_history_rows(ladder_field, player_ids, players, fold, initial_cell))
+        copy.write(_BINARY_TRAILER)
+    provisional_games = settings.provisional_games
+    with cur.copy(
+        "COPY ratings (ladder_id, player_id, rating, games, wins, draws, losses, peak,"
+        " reached_master, provisional) FROM STDIN (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(["text", "text", "float8", "int4", "int4", "int4", "int4", "float8",
+                        "bool", "bool"])
+        for p, row in folded_table(fold, settings):
+            copy.write_row((ladder_id, player_ids[p], *row, row[1] < provisional_games))
+
+
+def _history_rows(
+    ladder_field: bytes, player_ids: list[Any], players: list[int], fold: Fold,
+    initial_cell: bytes,
+) -> bytes:
+    """The ``rating_histories`` rows of ``players`` in COPY's binary format.
+
+    Their entries are laid out one after the other, each column at once:
+    ``after`` from the ratings (big-endian doubles), ``positions`` and
     ``scores`` from the tags (a tag's little-endian bytes are the code, then
     the position's bytes), ``before`` as each player's initial rating and
     their ``after`` but the last. A player's arrays are then a header and a
     slice.
     """
-    rated = [p for p, theirs in enumerate(fold.afters) if theirs]
-    games = [len(fold.afters[p]) for p in rated]
     after = array("d")
     tags = array("q")
-    for p in rated:
+    for p in players:
         after += fold.afters[p]
         tags += fold.tags[p]
     n = len(after)
@@ -649,42 +687,24 @@ def _write(
     score_cells = memoryview(
         _cells([codes.translate(_SCORE_BYTE0), codes.translate(_SCORE_BYTE1)], n)
     )
-    initial_cell = b"\x00\x00\x00\x08" + struct.pack(">d", settings.initial)
-    ladder_field = _FIELD(len(ladder_id.encode())) + ladder_id.encode()
-    with cur.copy(
-        "COPY rating_histories (ladder_id, player_id, positions, before, after, scores)"
-        " FROM STDIN (FORMAT BINARY)"
-    ) as copy:
-        block: list[Any] = [_BINARY_HEADER]
-        first = 0
-        for p, g in zip(rated, games, strict=True):
-            lo, hi = 12 * first, 12 * (first + g)
-            player = str(player_ids[p]).encode()
-            int8s = _ARRAY_HEADER(1, 0, _INT8_OID, g, 1)
-            float8s = _ARRAY_HEADER(1, 0, _FLOAT8_OID, g, 1)
-            size = 20 + 12 * g
-            block += (
-                _ROW, ladder_field, _FIELD(len(player)), player,
-                _FIELD(size), int8s, position_cells[lo:hi],
-                _FIELD(size), float8s, initial_cell, after_cells[lo : hi - 12],
-                _FIELD(size), float8s, after_cells[lo:hi],
-                _FIELD(size), float8s, score_cells[lo:hi],
-            )
-            first += g
-            if len(block) >= 8000:
-                copy.write(b"".join(block))
-                block.clear()
-        block.append(_BINARY_TRAILER)
-        copy.write(b"".join(block))
-    provisional_games = settings.provisional_games
-    with cur.copy(
-        "COPY ratings (ladder_id, player_id, rating, games, wins, draws, losses, peak,"
-        " reached_master, provisional) FROM STDIN (FORMAT BINARY)"
-    ) as copy:
-        copy.set_types(["text", "text", "float8", "int4", "int4", "int4", "int4", "float8",
-                        "bool", "bool"])
-        for p, row in folded_table(fold, settings):
-            copy.write_row((ladder_id, player_ids[p], *row, row[1] < provisional_games))
+    block: list[Any] = []
+    first = 0
+    for p in players:
+        g = len(fold.afters[p])
+        lo, hi = 12 * first, 12 * (first + g)
+        player = str(player_ids[p]).encode()
+        int8s = _ARRAY_HEADER(1, 0, _INT8_OID, g, 1)
+        float8s = _ARRAY_HEADER(1, 0, _FLOAT8_OID, g, 1)
+        size = _FIELD(20 + 12 * g)
+        block += (
+            _ROW, ladder_field, _FIELD(len(player)), player,
+            size, int8s, position_cells[lo:hi],
+            size, float8s, initial_cell, after_cells[lo : hi - 12],
+            size, float8s, after_cells[lo:hi],
+            size, float8s, score_cells[lo:hi],
+        )
+        first += g
+    return b"".join(block)
 
 
 # -- reading ----------------------------------------------------------------------------
