@@ -407,7 +407,7 @@ def _recompute(
         results = _read(bcur, _ENDED_CHUNK, params, parse=_in_order)
     rated_so_far = [0]
 
-    def chunks() -> Iterator[Chunk]:
+    def chunks() -> Generator[Chunk, None, None]:
         for ids, tags0, codes in results:
             numbers = list(map(number_of.get, ids))
             if None in numbers:  # another ladder's matches, or annulled ones
