@@ -88,22 +88,29 @@ class Subscription:
             self.lagging = True  # the reader stops at its next item, whatever it is
         self.items.append(item)
         waiter = self._waiter
-        if waiter is not None and not waiter.done():
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def waiter(self, timeout: float | None = None) -> asyncio.Future[None]:
+        """A future done when something is offered (at once if something waits),
+        or after ``timeout`` seconds. A plain future, not a coroutine: the reader
+        awaits it directly (one wake-up per fan-out, nothing more)."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        if self.items:
             waiter.set_result(None)
+            return waiter
+        self._waiter = waiter
+        if timeout is not None:
+            timer = loop.call_later(timeout, _wake, waiter)
+            waiter.add_done_callback(lambda _w: timer.cancel())
+        return waiter
 
     async def wait(self, timeout: float | None = None) -> None:
         """Until something is offered, or ``timeout`` seconds have passed."""
-        if self.items:
-            return
-        loop = asyncio.get_running_loop()
-        waiter = self._waiter = loop.create_future()
-        timer = None if timeout is None else loop.call_later(timeout, _wake, waiter)
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-            if timer is not None:
-                timer.cancel()
+        await self.waiter(timeout)
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

@@ -145,6 +145,10 @@ class _Sending:
 
 
 class _Source(Protocol):
+    def take(self) -> list[Frame] | None: ...
+
+    def wakeup(self) -> asyncio.Future[None]: ...
+
     async def next_frames(self) -> list[Frame]: ...
 
     def close(self) -> None: ...
@@ -155,13 +159,19 @@ async def _send_frames(
 ) -> None:
     """The hot path: per frame, one ASGI send of the shared text and nothing else.
 
-    A wake-up takes every frame that is due at once (one task step, not one per frame).
+    A wake-up takes every frame that is due at once (one task step, not one per
+    frame, and no coroutine of the stream's own unless it must read the store).
     """
     send: Callable[[Any], Awaitable[None]] = socket.send
-    next_frames = source.next_frames
+    take, wakeup, next_frames = source.take, source.wakeup, source.next_frames
     clock = asyncio.get_running_loop().time
     while True:
-        frames = await next_frames()
+        frames = take()
+        if frames is None:
+            frames = await next_frames()
+        elif not frames:
+            await wakeup()
+            continue
         sending.since = clock()  # a batch is due at once: the watchdog times it as one
         for frame in frames:
             await send({"type": "websocket.send", "text": frame.data})

@@ -16,6 +16,7 @@ each event ``delay_s`` after it was recorded.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from collections import deque
@@ -73,7 +74,9 @@ def _ping_frame(version: int) -> Frame:
 class ViewerStream:
     """Call ``next_frames`` until it raises (``Lagging``) or you stop, then ``close``.
 
-    ``frames()`` is the same as an async iterator of single frames.
+    ``frames()`` is the same as an async iterator of single frames. A sender on
+    the hot path calls ``take()`` first and awaits ``wakeup()`` when it has
+    nothing, falling back to ``next_frames()`` when ``take()`` says None.
     """
 
     def __init__(
@@ -101,6 +104,8 @@ class ViewerStream:
         self._replay = False
         self._sub: Subscription | None = None
         self._closed = False
+        self._refill_due = False
+        """A hint showed a gap (or named versions without carrying them): read the store."""
 
     async def _start(self) -> Subscription:
         sub = self._sub = self.hub.subscribe(self.match_id)  # 1. subscribe first
@@ -121,6 +126,31 @@ class ViewerStream:
             self.hub.unsubscribe(self._sub)
             self._sub = None
 
+    def take(self) -> list[Frame] | None:
+        """The frames due now, without waiting (maybe none).
+
+        None when something must be awaited first (the start, a read from the
+        store): ``next_frames`` does that. The hot path: a woken sender calls
+        this, sends, and awaits ``wakeup()``; no coroutine per fan-out.
+        """
+        sub = self._sub
+        if sub is None or self._refill_due:
+            return None
+        out: list[Frame] = []
+        if self._collect(sub, out) and not out:
+            return None
+        return out
+
+    def wakeup(self) -> asyncio.Future[None]:
+        """Done when ``take`` may have something: a hint came, or a delayed event is due."""
+        sub = self._sub
+        if sub is None:
+            raise RuntimeError("the stream is not started")
+        if self._pending:  # a delayed spectator: wake when the next one is due
+            return sub.waiter(max(self._due_in(self._pending[0]), 0.0))
+        # No timer per wait (the hot path): idle pings come as hub ticks.
+        return sub.waiter()
+
     async def next_frames(self) -> list[Frame]:
         """The frames due now, in order (never none): waits until there are some.
 
@@ -128,43 +158,50 @@ class ViewerStream:
         offered; the frames come out exactly as if the items were taken one by one.
         Raises ``Lagging`` once the frames handed out before the overflow are gone.
         """
-        sub = self._sub
-        if sub is None:
-            if self._closed:
-                raise RuntimeError("the stream is closed")
-            sub = await self._start()
-        items = sub.items
         while True:
+            sub = self._sub
+            if sub is None:
+                if self._closed:
+                    raise RuntimeError("the stream is closed")
+                sub = await self._start()
+            if self._refill_due:
+                # A gap before a hint, or a hint without its events: the store has them.
+                self._refill_due = False
+                self._accept(await self.hub.load_after(self.match_id, self.accepted))
             out: list[Frame] = []
-            self._due_frames(out)
-            while items:
-                if sub.lagging:
-                    if out:
-                        return out  # sent first; the next call says where to resume
-                    metrics.lagging.inc()
-                    raise Lagging(self.sent)
-                item = items.popleft()
-                match item:  # 3. live hints
-                    case EventsHint() as hint:
-                        if self._take(hint):
-                            # A gap before the hint, or a hint without its events.
-                            metrics.refills.labels("gap").inc()
-                            self._accept(await self.hub.load_after(self.match_id, self.accepted))
-                        self._due_frames(out)
-                    case PresenceFrame() as presence:
-                        out.append(_presence_frame(presence))
-                    case Tick():
-                        if not self._pending:
-                            out.append(_ping_frame(self.sent))
-                    case LobbySummary():
-                        pass
+            self._collect(sub, out)
             if out:
                 return out
-            if self._pending:  # a delayed spectator: wake when the next one is due
-                await sub.wait(max(self._due_in(self._pending[0]), 0.0))
-            else:
-                # No timer per wait (the hot path): idle pings come as hub ticks.
-                await sub.wait()
+            if not self._refill_due:
+                await self.wakeup()
+
+    def _collect(self, sub: Subscription, out: list[Frame]) -> bool:
+        """Due frames and mailbox items, in order, into ``out``; true when it stopped
+        because the store must be read before the next item."""
+        self._due_frames(out)
+        items = sub.items
+        while items:
+            if sub.lagging:
+                if out:
+                    return False  # sent first; the next call says where to resume
+                metrics.lagging.inc()
+                raise Lagging(self.sent)
+            item = items.popleft()
+            match item:  # 3. live hints
+                case EventsHint() as hint:
+                    if self._take(hint):
+                        metrics.refills.labels("gap").inc()
+                        self._refill_due = True
+                        return True
+                    self._due_frames(out)
+                case PresenceFrame() as presence:
+                    out.append(_presence_frame(presence))
+                case Tick():
+                    if not self._pending:
+                        out.append(_ping_frame(self.sent))
+                case LobbySummary():
+                    pass
+        return False
 
     async def frames(self) -> AsyncGenerator[Frame, None]:
         """One frame at a time (SSE, tests); the stream closes with the generator."""
@@ -221,26 +258,35 @@ class LobbyStream:
             self.hub.unsubscribe(self._sub)
             self._sub = None
 
-    async def next_frames(self) -> list[Frame]:
+    def take(self) -> list[Frame] | None:
         sub = self._sub
         if sub is None:
             raise RuntimeError("the stream is closed")
+        if sub.lagging:
+            # The lobby is a view of summaries, not a log: skip ahead instead of closing.
+            sub.lagging = False
+            while len(sub.items) > 1:
+                sub.items.popleft()
+        out: list[Frame] = []
+        while sub.items:
+            item = sub.items.popleft()
+            if isinstance(item, LobbySummary):
+                out.append(_lobby_frame(item))
+            elif isinstance(item, Tick):
+                out.append(_ping_frame(0))
+        return out
+
+    def wakeup(self) -> asyncio.Future[None]:
+        if self._sub is None:
+            raise RuntimeError("the stream is closed")
+        return self._sub.waiter()
+
+    async def next_frames(self) -> list[Frame]:
         while True:
-            if sub.lagging:
-                # The lobby is a view of summaries, not a log: skip ahead instead of closing.
-                sub.lagging = False
-                while len(sub.items) > 1:
-                    sub.items.popleft()
-            out: list[Frame] = []
-            while sub.items:
-                item = sub.items.popleft()
-                if isinstance(item, LobbySummary):
-                    out.append(_lobby_frame(item))
-                elif isinstance(item, Tick):
-                    out.append(_ping_frame(0))
+            out = self.take()
             if out:
                 return out
-            await sub.wait()
+            await self.wakeup()
 
 
 _last_lobby: list[tuple[LobbySummary, Frame]] = []

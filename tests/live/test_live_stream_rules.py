@@ -4,8 +4,10 @@ duplicates are dropped, a reader too far behind is told where to resume."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
+from typing import Any
 
 import pytest
 from live_harness import Driver, Watcher
@@ -14,7 +16,8 @@ from service.live.config import LiveSettings
 from service.live.hub import Hub
 from service.live.publish import events_hint
 from service.live.render import FrameCache
-from service.live.stream import Lagging, ViewerStream
+from service.live.routes import _send_frames, _Sending
+from service.live.stream import Frame, Lagging, ViewerStream
 from service.live.wire import EventsHint
 from service.store import EventStore
 
@@ -39,12 +42,13 @@ def _stream(hub: Hub, match_id: str, since: int = 0) -> ViewerStream:
                         render=FrameCache().renderer(False))
 
 
+@pytest.mark.parametrize("via", ["iterator", "sender"])
 async def test_a_hint_beyond_the_next_version_refills_the_gap_from_the_store(
-    server: str, driver: Driver, store: EventStore
+    server: str, driver: Driver, store: EventStore, via: str
 ) -> None:
     match_id, a, b = await driver.new_match()
     hub = _hub(store)
-    frames = _stream(hub, match_id).frames()
+    frames = _frames(_stream(hub, match_id), via)
     assert [(await anext(frames)).version for _ in range(2)] == [1, 2]
 
     rng = random.Random(8)
@@ -66,8 +70,9 @@ async def test_a_hint_beyond_the_next_version_refills_the_gap_from_the_store(
     assert hub.watching(match_id) == 0
 
 
+@pytest.mark.parametrize("via", ["iterator", "sender"])
 async def test_a_reader_too_far_behind_is_told_to_resume_from_its_last_version(
-    server: str, driver: Driver, store: EventStore
+    server: str, driver: Driver, store: EventStore, via: str
 ) -> None:
     match_id, a, b = await driver.new_match()
     rng = random.Random(4)
@@ -75,7 +80,7 @@ async def test_a_reader_too_far_behind_is_told_to_resume_from_its_last_version(
         await driver.step(match_id, (a, b), rng)
     stored = await store.load(match_id)
     hub = _hub(store, queue_size=2)
-    frames = _stream(hub, match_id).frames()
+    frames = _frames(_stream(hub, match_id), via)
     sent = [(await anext(frames)).version]
     for s in stored:  # the reader stalls while more hints than its queue holds arrive
         hub.fan_events(events_hint(match_id, [s]))
@@ -117,11 +122,54 @@ async def test_the_lobby_hears_matches_start_and_finish(
     await lobby.close()
 
 
+class _SentFrames:
+    """The WebSocket route's own sender loop (take, wakeup, next_frames) over a stream,
+    its ASGI sends read back as frames: the hot path, not the iterator."""
+
+    def __init__(self, stream: ViewerStream) -> None:
+        self.stream = stream
+        self.sent: asyncio.Queue[Frame] = asyncio.Queue()
+        self.task = asyncio.create_task(_send_frames(self, stream, _Sending()))  # type: ignore[arg-type]
+
+    async def send(self, message: dict[str, Any]) -> None:
+        frame = json.loads(message["text"])
+        await self.sent.put(Frame(data=message["text"], version=frame.get("version")
+                                  if frame["kind"] == "event" else None))
+
+    def __aiter__(self) -> _SentFrames:
+        return self
+
+    async def __anext__(self) -> Frame:
+        if not self.sent.empty():
+            return self.sent.get_nowait()
+        getter = asyncio.ensure_future(self.sent.get())
+        await asyncio.wait({getter, self.task}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        if not getter.done():
+            getter.cancel()
+            if not self.task.done():
+                raise TimeoutError("the sender sent nothing for 10 s")
+            self.task.result()  # the sender ended: its error
+            raise StopAsyncIteration
+        return getter.result()
+
+    async def aclose(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+        self.stream.close()
+
+
+def _frames(stream: ViewerStream, via: str) -> Any:
+    return stream.frames() if via == "iterator" else _SentFrames(stream)
+
+
+@pytest.mark.parametrize("via", ["iterator", "sender"])
 async def test_whatever_hints_arrive_in_whatever_order_each_version_comes_once_in_order(
-    server: str, driver: Driver, store: EventStore
+    server: str, driver: Driver, store: EventStore, via: str
 ) -> None:
     """Hints lost, repeated, reordered, split, empty: the stream still delivers
-    since+1..last exactly once, in order (the store check covers hints never sent)."""
+    since+1..last exactly once, in order (the store check covers hints never sent),
+    read one frame at a time or by the WebSocket sender's batches."""
     match_id, a, b = await driver.new_match()
     rng = random.Random(12)
     for _ in range(14):
@@ -132,7 +180,7 @@ async def test_whatever_hints_arrive_in_whatever_order_each_version_comes_once_i
         since = rng.randrange(0, last)
         horizon = [rng.randrange(since + 1, last + 1)]  # committed when the viewer arrives
         hub = _hub(store, horizon)
-        frames = _stream(hub, match_id, since).frames()
+        frames = _frames(_stream(hub, match_id, since), via)
         got = [(await anext(frames)).version]  # the catch-up began: subscribed, then read
         while got[-1] != horizon[0]:
             got.append((await anext(frames)).version)
