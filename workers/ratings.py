@@ -379,8 +379,8 @@ def _recompute(
             ended = _read(conn.cursor(binary=True), _ENDED_CHUNK, params, ahead=0,
                           parse=_in_order)
 
-    # 1. The ladder's matches, annulled ones left out: match id -> the seats'
-    #    player indexes (two dicts, so a chunk of results maps in C).
+    # 1. The ladder's matches, annulled ones left out: match id -> its number,
+    #    number -> each seat's player index (so a chunk of results maps in C).
     roster = Roster()
     index = roster.__getitem__
     number_of: dict[str, int] = {}  # match id -> its number in these lists
