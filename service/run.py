@@ -31,6 +31,7 @@ from typing import Any
 
 import click
 
+from service.api.http_protocol import PROTOCOL as HTTP_PROTOCOL
 from service.cli import COMMANDS
 from service.embedded import die_with_parent
 from service.errors import MatchaError
@@ -307,6 +308,9 @@ def _start(
             str(log_config),
             # our middleware logs each request (with its id) instead of uvicorn
             "--no-access-log",
+            # each response in one write, as `matcha api` serves (service/api/http_protocol.py)
+            "--http",
+            HTTP_PROTOCOL,
             "--timeout-graceful-shutdown",
             "10",
         ],
