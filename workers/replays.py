@@ -822,8 +822,9 @@ def drain_archives(
     after ``DRAIN_FOR_S`` it hands over to a fresh job. While a full batch
     leaves another behind it, it queues a helper (slots 1 .. ``DRAINERS`` - 1)
     that drains beside it on another worker, and stops when the set is empty.
-    Ids taken by a job whose worker died are not retried here: the catch-up
-    finds the missing archives, and the API rebuilds a stale one when served.
+    Ids whose build raised go back to the set; ids taken by a job whose worker
+    died do not: the catch-up finds the missing archives, and the API rebuilds
+    a stale one when it is served.
     """
     from rq import get_current_job
 
@@ -841,10 +842,17 @@ def drain_archives(
                 redis.set(drainer, "running", ex=q.REPLAYS_TIMEOUT_S)
                 if slot == 0 and len(ids) == q.PENDING_BATCH:
                     _ask_for_a_helper(redis, prefix)
-                done = build_archives(
-                    [i.decode() if isinstance(i, bytes) else str(i) for i in ids],
-                    database_url=database_url,
-                )
+                try:
+                    done = build_archives(
+                        [i.decode() if isinstance(i, bytes) else str(i) for i in ids],
+                        database_url=database_url,
+                    )
+                except BaseException:
+                    # the database went away, the job timed out, ...: the ids go back
+                    # for the job's retry or the next drainer (a bad log alone never
+                    # raises here: build_batch skips it)
+                    redis.sadd(pending, *ids)
+                    raise
                 for key in totals:
                     totals[key] += done[key]
                 if time.monotonic() - started < q.DRAIN_FOR_S:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import accumulate
 
 import msgspec
+import psycopg
 import pytest
 
 from schemas.commands import StartMatch
@@ -312,3 +313,32 @@ async def test_a_backlog_brings_helper_drain_jobs_that_other_workers_can_run(
                    for j in FinishedJobRegistry(queue=replays).get_job_ids())
     assert slots == [0, 1, 2]  # the drainer and two helpers, never more than DRAINERS
     assert not any(redis.exists(q.drainer_key(redis_prefix, s)) for s in range(3))
+
+
+@pytest.mark.anyio
+async def test_ids_whose_build_fails_go_back_to_the_pending_set_and_the_key_is_freed(
+    store, conn, redis, redis_prefix, monkeypatch
+) -> None:
+    from rq import SimpleWorker
+
+    from workers import queue as q
+    from workers import replays
+
+    match_id = "flaky-m60"
+    await _append_log(store, match_id, *self_play(60, match_id))
+
+    def database_gone(*args, **kwargs):
+        raise psycopg.OperationalError("the database went away")
+
+    build_archives = replays.build_archives
+    monkeypatch.setattr(replays, "build_archives", database_gone)
+    assert q.request_archives([match_id], redis=redis, prefix=redis_prefix) is not None
+    SimpleWorker(q.queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
+    assert redis.smembers(q.pending_key(redis_prefix)) == {match_id.encode()}
+    assert not redis.exists(q.drainer_key(redis_prefix))
+    assert _stored(conn) == {}
+
+    monkeypatch.setattr(replays, "build_archives", build_archives)  # the database is back
+    assert q.request_archives([match_id], redis=redis, prefix=redis_prefix) is not None
+    SimpleWorker(q.queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
+    assert list(_stored(conn)) == [match_id]
