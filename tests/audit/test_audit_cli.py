@@ -9,8 +9,8 @@ import sys
 from typing import Any
 
 import pytest
+from audit_forgery import Forger, append_batches, good_match, rich
 from audit_matches import play
-from conftest import Forger, append_batches, good_match, rich
 
 from service.store.events import EventStore
 

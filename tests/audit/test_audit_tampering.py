@@ -14,7 +14,7 @@ import itertools
 from typing import Any
 
 import pytest
-from conftest import Forger, findings
+from audit_forgery import Forger, findings
 
 from schemas.events import CardPlayed, Passed
 
