@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Request, get, post
-from litestar.params import HeaderParameter, Parameter
+from litestar.params import HeaderParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.views import LogEntry, MatchView, Viewer
@@ -194,8 +194,8 @@ async def get_match_events(
     viewer: Player | None,
     matches: MatchService,
     pool: AsyncConnectionPool,
-    after: Annotated[int, Parameter(query="after", ge=0)] = 0,
-    limit: Annotated[int, Parameter(query="limit", ge=1, le=1000)] = 200,
+    after: Annotated[int, QueryParameter(ge=0)] = 0,
+    limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 200,
 ) -> list[LogEntry]:
     """The match's log after version ``after``, redacted for the caller."""
     seen = await _load_for(matches, pool, match_id, viewer)
@@ -254,11 +254,11 @@ def _summary(row: tuple[Any, ...]) -> MatchSummary:
 async def list_matches(
     pool: AsyncConnectionPool,
     status: Annotated[
-        Literal["live", "finished", "annulled"] | None, Parameter(query="status")
+        Literal["live", "finished", "annulled"] | None, QueryParameter()
     ] = None,
-    ladder: Annotated[str | None, Parameter(query="ladder")] = None,
-    player_id: Annotated[str | None, Parameter(query="player")] = None,
-    limit: Annotated[int, Parameter(query="limit", ge=1, le=500)] = 100,
+    ladder: Annotated[str | None, QueryParameter()] = None,
+    player_id: Annotated[str | None, QueryParameter(name="player")] = None,
+    limit: Annotated[int, QueryParameter(ge=1, le=500)] = 100,
 ) -> list[MatchSummary]:
     """Matches, most recently updated first, filtered by status, ladder and player."""
     async with pool.connection() as conn:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import delete, get, post
-from litestar.params import Parameter
+from litestar.params import QueryParameter
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
@@ -126,7 +126,7 @@ async def challenge(
 async def list_challenges(
     player: Player,
     pool: AsyncConnectionPool,
-    status: Annotated[ChallengeStatus | None, Parameter(query="status")] = None,
+    status: Annotated[ChallengeStatus | None, QueryParameter()] = None,
 ) -> list[Challenge]:
     """Challenges the signed-in player made or received, newest first."""
     async with pool.connection() as conn:

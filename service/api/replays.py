@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from anyio import to_thread
 from litestar import Request, Response, get, post
-from litestar.params import Parameter
+from litestar.params import QueryParameter
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
@@ -251,7 +251,7 @@ async def get_frame(
     n: int,
     pool: AsyncConnectionPool,
     viewer: Player | None,
-    view: Annotated[ReplayView, Parameter(query="view")] = "public",
+    view: Annotated[ReplayView, QueryParameter()] = "public",
 ) -> ReplayFrame:
     """Frame ``n`` (1-based): the event and what a viewer sees after it.
     ``?view=omniscient`` (admins) shows everything at every step."""
