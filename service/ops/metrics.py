@@ -132,7 +132,8 @@ def track_live_connection() -> Iterator[None]:
 
 
 class QueueDepthCollector(Collector):
-    """`matcha_queue_depth{queue}`: jobs waiting in each RQ queue, read at scrape time."""
+    """`matcha_queue_depth{queue}`: jobs waiting in each RQ queue, and the archive
+    backlog (`<prefix>-replays:pending`), read at scrape time."""
 
     def __init__(self, redis_url: str, prefix: str = "", timeout_s: float = 0.5) -> None:
         self.redis_url = redis_url
@@ -141,7 +142,10 @@ class QueueDepthCollector(Collector):
 
     def collect(self) -> Iterable[GaugeMetricFamily]:
         depth = GaugeMetricFamily(
-            "matcha_queue_depth", "Jobs waiting in each RQ queue.", labels=["queue"]
+            "matcha_queue_depth",
+            "Work waiting: jobs in each RQ queue, and ended matches whose archive is "
+            "not yet built (<prefix>-replays:pending).",
+            labels=["queue"],
         )
         up = GaugeMetricFamily("matcha_queue_redis_up", "1 when Redis answered this scrape.")
         if not self.redis_url:
@@ -160,6 +164,8 @@ class QueueDepthCollector(Collector):
         from redis import Redis
         from rq import Queue
 
+        from workers.queue import pending_key
+
         conn = Redis.from_url(
             self.redis_url, socket_timeout=self.timeout_s, socket_connect_timeout=self.timeout_s
         )
@@ -167,7 +173,12 @@ class QueueDepthCollector(Collector):
             queues = Queue.all(connection=conn)
             # workers.queue names them `<prefix>-ratings`, `<prefix>-replays`
             mine = [q for q in queues if not self.prefix or q.name.startswith(f"{self.prefix}-")]
-            return sorted((q.name, q.count) for q in mine)
+            depths = [(q.name, q.count) for q in mine]
+            # Ended matches wait for their archive in a set, not as jobs (one drain job
+            # builds them in batches): that set is the replay backlog to scale on.
+            pending = pending_key(self.prefix or None)
+            depths.append((pending, int(conn.scard(pending))))
+            return sorted(depths)
         finally:
             conn.close()
 

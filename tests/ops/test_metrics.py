@@ -16,6 +16,7 @@ from rq import Queue
 
 from service.embedded import free_port
 from service.ops import metrics
+from workers.queue import pending_key
 
 from .ops_harness import ops_app
 
@@ -92,9 +93,15 @@ async def test_queue_depth_is_read_from_redis_for_this_prefix_only(
             for (name, labels) in _samples(text)
             if name == "matcha_queue_depth"
         )
+        # Ended matches waiting for their archive are a set, not jobs: counted too.
+        conn.sadd(pending_key(redis_prefix), "m-1", "m-2")
+        text = await _scrape((pg_server_url, redis_server_url, redis_prefix))
+        assert _value(text, "matcha_queue_depth", queue=pending_key(redis_prefix)) == 2
         mine.empty()
+        conn.delete(pending_key(redis_prefix))
         text = await _scrape((pg_server_url, redis_server_url, redis_prefix))
         assert _value(text, "matcha_queue_depth", queue=f"{redis_prefix}-ratings") == 0
+        assert _value(text, "matcha_queue_depth", queue=pending_key(redis_prefix)) == 0
         assert _value(text, "matcha_queue_redis_up") == 1
     finally:
         for queue in (mine, other):
