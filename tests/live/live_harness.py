@@ -31,7 +31,7 @@ from websockets.exceptions import ConnectionClosed
 from schemas.events import MatchEnded
 from schemas.views import LogEntry
 from service.api.seat_state import move_request
-from service.embedded import free_port
+from service.embedded import free_port, port_is_free
 from service.engine import fold, redact
 from service.engine.state import State, slot
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
@@ -120,11 +120,32 @@ def serve_subprocess(settings: Settings, extra_env: dict[str, str] | None = None
             proc.wait()
 
 
+def _port_outside_the_ephemeral_range() -> int:
+    """A free port no outgoing connection can take while a server is stopped.
+
+    ``free_port()`` gives an ephemeral port; every outgoing connection on the
+    machine (a test's HTTP client, a database connection, another helper's
+    benchmark) also takes its local port from that range. A redis-server stopped
+    mid-test leaves its port free for seconds, and if a connection happens to get
+    it, the restart cannot bind it and the test fails for no fault of the code.
+    """
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(max(1024, low - 12000), low)
+        if port_is_free(port):
+            return port
+    return free_port()
+
+
 class RedisProcess:
     """A redis-server of the test's own, to stop and start again on the same port."""
 
     def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
+        self.port = _port_outside_the_ephemeral_range()
         self.workdir = workdir
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -144,6 +165,10 @@ class RedisProcess:
         client = redis.Redis.from_url(self.url)
         deadline = time.monotonic() + 10
         while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"redis-server exited ({self.proc.returncode}): port {self.port} taken?"
+                )
             try:
                 client.ping()
                 break
