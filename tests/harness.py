@@ -8,16 +8,22 @@ client of a real server), so what "set up a match" means lives in one place.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import random
+import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import uvicorn
 
 from service.api.seat_state import bot_request
 from service.bots import Bot, heuristic_bot, random_bot
+from service.embedded import free_port
+from service.settings import Settings
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -158,3 +164,31 @@ async def play_out(
             views[1 - seat] = await api.view(match_id, seats[1 - seat])
         assert acted, f"nobody can move in {views[0]}"
     raise AssertionError("the match did not end")
+
+
+@contextlib.asynccontextmanager
+async def serve_in_process(settings: Settings) -> AsyncIterator[str]:
+    """The real app under uvicorn on a free port, in this event loop; yields its base URL."""
+    from service.api.app import create_app
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings), host="127.0.0.1", port=port, log_level="warning",
+            lifespan="on", ws_ping_interval=None,
+        )
+    )
+    task = asyncio.create_task(server.serve())
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if task.done():
+            task.result()
+        if time.monotonic() > deadline:
+            raise TimeoutError("uvicorn did not start")
+        await asyncio.sleep(0.02)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 15)

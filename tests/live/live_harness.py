@@ -16,15 +16,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import msgspec
-import uvicorn
-from harness import Account, Api
+from harness import Account, Api, serve_in_process  # noqa: F401 (the live tests' server)
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -50,34 +48,6 @@ def settings_for(database_url: str, redis_url: str, prefix: str) -> Settings:
 
 
 # ---- servers ---------------------------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def serve_in_process(settings: Settings) -> AsyncIterator[str]:
-    """The real app under uvicorn on a free port, in this event loop; yields its base URL."""
-    from service.api.app import create_app
-
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings), host="127.0.0.1", port=port, log_level="warning",
-            lifespan="on", ws_ping_interval=None,
-        )
-    )
-    task = asyncio.create_task(server.serve())
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if task.done():
-            task.result()
-        if time.monotonic() > deadline:
-            raise TimeoutError("uvicorn did not start")
-        await asyncio.sleep(0.02)
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 15)
 
 
 @contextlib.contextmanager
