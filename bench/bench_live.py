@@ -61,11 +61,17 @@ REDIS_URL = os.environ.get(
 )
 SCENARIOS: list[dict[str, Any]] = [
     {"name": "one_match", "matches": 1, "spectators": 1000, "moves": 30, "gap_s": 0.5},
+    # The same crowd spread over two API processes (the documented way to scale:
+    # the API is stateless, each process holds its own Redis subscription). Its
+    # own row, so the table never passes two processes off as one.
+    {"name": "one_match_2_api", "matches": 1, "spectators": 1000, "moves": 30, "gap_s": 0.5,
+     "workers": 2},
     {"name": "many_matches", "matches": 100, "spectators": 10, "moves": 4, "gap_s": 0.0},
 ]
 GOAL_P99_MS = 100.0
-WORKERS = int(os.environ.get("MATCHA_BENCH_LIVE_WORKERS", "1"))
-"""uvicorn worker processes of the API (each holds one Redis subscription)."""
+WORKERS = int(os.environ.get("MATCHA_BENCH_LIVE_WORKERS", "0"))
+"""uvicorn worker processes of the API (each holds one Redis subscription); 0: each
+scenario's own (1 unless it says otherwise)."""
 CLIENT = os.environ.get("MATCHA_BENCH_LIVE_CLIENT", "raw")
 """The spectators' WebSocket client: ``raw`` (a minimal RFC 6455 reader, the default)
 or ``websockets`` (the library; costs about as much CPU per frame as the server)."""
@@ -445,7 +451,7 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
     lat = out["latencies_ms"]
     return {
         "scenario": spec["name"],
-        "api_workers": WORKERS,
+        "api_workers": _workers(spec),
         "client": CLIENT,
         "matches": spec["matches"],
         "spectators_per_match": spec["spectators"],
@@ -475,7 +481,13 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
 # ---- the server --------------------------------------------------------------------
 
 
-def _start_server(database_url: str, prefix: str) -> tuple[subprocess.Popen[bytes], str]:
+def _workers(spec: dict[str, Any]) -> int:
+    return WORKERS or int(spec.get("workers", 1))
+
+
+def _start_server(
+    database_url: str, prefix: str, workers: int
+) -> tuple[subprocess.Popen[bytes], str]:
     from service.embedded import free_port
 
     port = free_port()
@@ -492,7 +504,7 @@ def _start_server(database_url: str, prefix: str) -> tuple[subprocess.Popen[byte
         [sys.executable, "-m", "uvicorn", "service.api.app:create_app", "--factory",
          "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
          "--no-access-log", "--ws-ping-interval", "0", "--backlog", "4096",
-         "--workers", str(WORKERS)],
+         "--workers", str(workers)],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         preexec_fn=_raise_fd_limit,
     )
@@ -521,7 +533,7 @@ def main() -> None:
         for spec in SCENARIOS:
             if ONLY and spec["name"] not in ONLY:
                 continue
-            proc, base = _start_server(url, f"bench{uuid.uuid4().hex[:8]}")
+            proc, base = _start_server(url, f"bench{uuid.uuid4().hex[:8]}", _workers(spec))
             try:
                 rows.append(asyncio.run(_scenario(base, proc.pid, spec)))
             finally:
@@ -531,15 +543,16 @@ def main() -> None:
                 except subprocess.TimeoutExpired:
                     proc.kill()
 
-    header = ("scenario", "connections", "events", "fanout_p50_ms", "fanout_p99_ms",
-              "fanout_max_ms", "lost", "duplicates", "rss_per_connection_kb",
-              "server_cpu_us_per_frame", "load_avg_1m")
+    header = ("scenario", "api_workers", "connections", "events", "fanout_p50_ms",
+              "fanout_p99_ms", "fanout_max_ms", "lost", "duplicates", "rss_per_connection_kb",
+              "server_cpu_us_per_frame", "clients_cpu_us_per_frame", "load_avg_1m", "goal_met")
+    for row in rows:
+        row["goal_met"] = row["fanout_p99_ms"] <= GOAL_P99_MS and row["lost"] == 0
     print(" | ".join(f"{h:>13}" for h in header))
     for row in rows:
         print(" | ".join(f"{row[h]!s:>13}" for h in header))
-    worst = max((r["fanout_p99_ms"] for r in rows), default=float("nan"))
-    print(f"goal: fanout_p99_ms <= {GOAL_P99_MS} (worst {worst}), lost == 0 "
-          f"(total {sum(r['lost'] for r in rows)})")
+    print(f"goal: fanout_p99_ms <= {GOAL_P99_MS} and lost == 0, per row (api_workers: API "
+          f"processes; clients: {CLIENT}); load_avg_1m: other work on the machine")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({
         "bench": "live",
