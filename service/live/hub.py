@@ -108,10 +108,6 @@ class Subscription:
             waiter.add_done_callback(lambda _w: timer.cancel())
         return waiter
 
-    async def wait(self, timeout: float | None = None) -> None:
-        """Until something is offered, or ``timeout`` seconds have passed."""
-        await self.waiter(timeout)
-
 
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
