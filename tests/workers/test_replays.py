@@ -171,6 +171,23 @@ async def _append_log(store, match_id: str, log: list, actors: list[str]) -> Non
         version, i = j, j
 
 
+async def _drain_in_one_worker(store, conn, redis, prefix: str, name: str, seeds: range) -> None:
+    """Self-played matches ``<name>-m<seed>`` end together and ask for their
+    archives; one worker runs the queue dry; each archive is then stored."""
+    from rq import SimpleWorker
+
+    from workers import queue as q
+
+    ids = []
+    for seed in seeds:
+        match_id = f"{name}-m{seed}"
+        await _append_log(store, match_id, *self_play(seed, match_id))
+        ids.append(match_id)
+    assert q.request_archives(ids, redis=redis, prefix=prefix) is not None
+    SimpleWorker(q.queues(redis=redis, prefix=prefix), connection=redis).work(burst=True)
+    assert sorted(_stored(conn)) == sorted(ids)
+
+
 def _stored(conn) -> dict[str, tuple]:
     return {
         row[0]: tuple(bytes(v) if isinstance(v, memoryview) else v for v in row[1:])
@@ -268,7 +285,6 @@ async def test_matches_that_end_together_share_one_drain_job_and_each_gets_its_a
 async def test_a_drain_job_that_runs_long_hands_over_to_a_fresh_one(
     store, conn, redis, redis_prefix, monkeypatch
 ) -> None:
-    from rq import SimpleWorker
     from rq.registry import FinishedJobRegistry
 
     from workers import queue as q
@@ -276,14 +292,7 @@ async def test_a_drain_job_that_runs_long_hands_over_to_a_fresh_one(
     monkeypatch.setattr(q, "PENDING_BATCH", 1)
     monkeypatch.setattr(q, "DRAIN_FOR_S", 0.0)  # every job hands over after one match
     monkeypatch.setattr(q, "DRAINERS", 1)  # and no helpers
-    ids = []
-    for seed in range(40, 43):
-        match_id = f"handover-m{seed}"
-        await _append_log(store, match_id, *self_play(seed, match_id))
-        ids.append(match_id)
-    assert q.request_archives(ids, redis=redis, prefix=redis_prefix) is not None
-    SimpleWorker(q.queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
-    assert sorted(_stored(conn)) == sorted(ids)
+    await _drain_in_one_worker(store, conn, redis, redis_prefix, "handover", range(40, 43))
     finished = FinishedJobRegistry(queue=q.queue("replays", redis=redis, prefix=redis_prefix))
     assert finished.count == 3
     assert not redis.exists(q.drainer_key(redis_prefix))
@@ -293,21 +302,13 @@ async def test_a_drain_job_that_runs_long_hands_over_to_a_fresh_one(
 async def test_a_backlog_brings_helper_drain_jobs_that_other_workers_can_run(
     store, conn, redis, redis_prefix, monkeypatch
 ) -> None:
-    from rq import SimpleWorker
     from rq.registry import FinishedJobRegistry
 
     from workers import queue as q
 
     monkeypatch.setattr(q, "PENDING_BATCH", 1)  # every match a "full batch" of a backlog
     monkeypatch.setattr(q, "DRAINERS", 3)
-    ids = []
-    for seed in range(50, 55):
-        match_id = f"backlog-m{seed}"
-        await _append_log(store, match_id, *self_play(seed, match_id))
-        ids.append(match_id)
-    assert q.request_archives(ids, redis=redis, prefix=redis_prefix) is not None
-    SimpleWorker(q.queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
-    assert sorted(_stored(conn)) == sorted(ids)
+    await _drain_in_one_worker(store, conn, redis, redis_prefix, "backlog", range(50, 55))
     replays = q.queue("replays", redis=redis, prefix=redis_prefix)
     slots = sorted(replays.fetch_job(j).kwargs["slot"]
                    for j in FinishedJobRegistry(queue=replays).get_job_ids())
