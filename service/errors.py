@@ -59,3 +59,10 @@ class Conflict(MatchaError):
 
     status = 409
     default_code = "conflict"
+
+
+class Unavailable(MatchaError):
+    """The service cannot take this request now; the client may retry shortly."""
+
+    status = 503
+    default_code = "unavailable"

@@ -66,9 +66,14 @@ def problem_response(
     return Response(problem, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
+RETRY_AFTER_S = 5
+"""What a 503 (the job queue or a full live server) asks the client to wait."""
+
+
 def _matcha_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     assert isinstance(exc, MatchaError)
-    return problem_response(request, exc.status, exc.code, exc.detail)
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if exc.status == 503 else None
+    return problem_response(request, exc.status, exc.code, exc.detail, headers=headers)
 
 
 def _field_errors(extra: Any) -> list[dict[str, Any]]:

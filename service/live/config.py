@@ -36,3 +36,9 @@ class LiveSettings:
         default_factory=lambda: _float("MATCHA_LIVE_PRESENCE_DEBOUNCE_S", 0.25)
     )
     """Presence changes within this window are sent as one frame (a burst of joins)."""
+    max_connections: int = field(
+        default_factory=lambda: _int("MATCHA_LIVE_MAX_CONNECTIONS", 10_000)
+    )
+    """Live connections (WebSocket and SSE, matches and lobby) one API process
+    holds at most; beyond it a client is told to try again (WebSocket 1013, SSE
+    503 with Retry-After), so a flood of idle sockets cannot exhaust the process."""

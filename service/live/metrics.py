@@ -17,6 +17,10 @@ lagging = Counter(
 refills = Counter(
     "matcha_live_refills_total", "Reads from the store to fill a gap a hint revealed.", ["why"]
 )
+refused_full = Counter(
+    "matcha_live_refused_full_total",
+    "Live connections refused because the process held MATCHA_LIVE_MAX_CONNECTIONS.",
+)
 subscription_drops = Counter(
     "matcha_live_subscription_drops_total", "Times the process's Redis subscription was lost."
 )
@@ -27,5 +31,6 @@ __all__ = [
     "publish_failures",
     "published",
     "refills",
+    "refused_full",
     "subscription_drops",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
 import msgspec
@@ -20,7 +20,7 @@ from litestar.datastructures import State
 from litestar.exceptions import WebSocketDisconnect
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
-from service.errors import MatchaError, NotFound, Unauthorized, ValidationFailed
+from service.errors import MatchaError, NotFound, Unauthorized, Unavailable, ValidationFailed
 from service.live import metrics
 from service.live.access import Access, parse_since, resolve, token_from_header
 from service.live.config import LiveSettings
@@ -33,6 +33,7 @@ from service.live.wire import (
     CLOSE_GOING_AWAY,
     CLOSE_LAGGING,
     CLOSE_NOT_FOUND,
+    CLOSE_TRY_AGAIN_LATER,
     CLOSE_UNAUTHORIZED,
     hello_decoder,
 )
@@ -47,6 +48,26 @@ class LiveRuntime:
         self.hub = hub
         self.publisher = publisher
         self.frames = frames
+        self.open = 0
+        """Live connections this process serves now (``holding``)."""
+
+    def check_room(self) -> None:
+        """Raise ``Unavailable`` when this process holds ``max_connections`` already."""
+        if self.open >= self.hub.settings.max_connections:
+            metrics.refused_full.inc()
+            raise Unavailable(
+                "This server holds as many live connections as it may; try again shortly.",
+                code="too_many_connections",
+            )
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """Count one live connection for as long as it is served."""
+        self.open += 1
+        try:
+            yield
+        finally:
+            self.open -= 1
 
     async def stop(self) -> None:
         if self.publisher is not None:
@@ -227,6 +248,18 @@ async def match_socket(socket: WebSocket[Any, Any, Any], match_id: str) -> None:
     """Live events of a match, redacted for the caller. See docs/live.md."""
     runtime = _runtime(socket.app.state)
     await socket.accept()
+    try:
+        runtime.check_room()
+    except Unavailable as full:
+        await _close(socket, CLOSE_TRY_AGAIN_LATER, full.detail[:120])
+        return
+    with runtime.holding():
+        await _serve_match_socket(socket, runtime, match_id)
+
+
+async def _serve_match_socket(
+    socket: WebSocket[Any, Any, Any], runtime: LiveRuntime, match_id: str
+) -> None:
     metrics.connections.inc()
     try:
         try:
@@ -260,11 +293,17 @@ async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
     """Lobby summaries (matches started, finished, scores) as they happen."""
     runtime = _runtime(socket.app.state)
     await socket.accept()
+    try:
+        runtime.check_room()
+    except Unavailable as full:
+        await _close(socket, CLOSE_TRY_AGAIN_LATER, full.detail[:120])
+        return
     metrics.connections.inc()
     try:
-        code, reason = await _serve_socket(
-            socket, LobbyStream(runtime.hub), runtime.hub.settings.send_timeout_s
-        )
+        with runtime.holding():
+            code, reason = await _serve_socket(
+                socket, LobbyStream(runtime.hub), runtime.hub.settings.send_timeout_s
+            )
         await _close(socket, code, reason)
     finally:
         metrics.connections.dec()
@@ -280,13 +319,14 @@ async def _sse_events(
     conn_id = runtime.hub.join(access.match_id, str(access.viewer))
     frames = _open_stream(runtime, access, since).frames()
     try:
-        async for frame in frames:
-            if frame.version is not None:
-                yield ServerSentEventMessage(data=frame.data, id=frame.version)
-            elif frame.data.startswith('{"kind":"ping"'):
-                yield ServerSentEventMessage(data=frame.data, event="ping")
-            else:
-                yield ServerSentEventMessage(data=frame.data, event="presence")
+        with runtime.holding():
+            async for frame in frames:
+                if frame.version is not None:
+                    yield ServerSentEventMessage(data=frame.data, id=frame.version)
+                elif frame.data.startswith('{"kind":"ping"'):
+                    yield ServerSentEventMessage(data=frame.data, event="ping")
+                else:
+                    yield ServerSentEventMessage(data=frame.data, event="presence")
     except Lagging as lag:
         # EventSource reconnects by itself with Last-Event-ID: exactly a resume.
         yield ServerSentEventMessage(data=f"since={lag.last_version}", event="lagging")
@@ -313,6 +353,7 @@ async def match_stream(request: Request[Any, Any, Any], match_id: str) -> Server
         request.headers.get("authorization")
     )
     access = await resolve(request.app.state.pool, request.app.state.store, match_id, token)
+    runtime.check_room()
     return ServerSentEvent(
         _sse_events(runtime, access, since),
         retry_duration=1000,
@@ -323,11 +364,12 @@ async def match_stream(request: Request[Any, Any, Any], match_id: str) -> Server
 async def _sse_lobby(runtime: LiveRuntime) -> AsyncIterator[ServerSentEventMessage]:
     metrics.connections.inc()
     try:
-        async for data in lobby_frames(runtime.hub):
-            if data.startswith('{"kind":"ping"'):
-                yield ServerSentEventMessage(data=data, event="ping")
-            else:
-                yield ServerSentEventMessage(data=data, event="lobby")
+        with runtime.holding():
+            async for data in lobby_frames(runtime.hub):
+                if data.startswith('{"kind":"ping"'):
+                    yield ServerSentEventMessage(data=data, event="ping")
+                else:
+                    yield ServerSentEventMessage(data=data, event="lobby")
     finally:
         metrics.connections.dec()
 
@@ -335,7 +377,9 @@ async def _sse_lobby(runtime: LiveRuntime) -> AsyncIterator[ServerSentEventMessa
 @get("/api/lobby/stream", operation_id="streamLobby", tags=["live"], security=[])
 async def lobby_stream(request: Request[Any, Any, Any]) -> ServerSentEvent:
     """Server-Sent Events of the lobby: a summary each time a match starts, scores, ends."""
-    return ServerSentEvent(_sse_lobby(_runtime(request.app.state)), retry_duration=1000)
+    runtime = _runtime(request.app.state)
+    runtime.check_room()
+    return ServerSentEvent(_sse_lobby(runtime), retry_duration=1000)
 
 
 ROUTES = [match_socket, lobby_socket, match_stream, lobby_stream]

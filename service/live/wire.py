@@ -103,5 +103,7 @@ CLOSE_NOT_FOUND: Final = 4404
 """No match with this id."""
 CLOSE_LAGGING: Final = 4429
 """The client fell too far behind: reconnect with ``since`` = the last version it got."""
+CLOSE_TRY_AGAIN_LATER: Final = 1013
+"""This process holds ``MATCHA_LIVE_MAX_CONNECTIONS`` live connections: retry after a pause."""
 CLOSE_GOING_AWAY: Final = 1001
 """The client took no frame for ``send_timeout_s``: reconnect with ``since``."""

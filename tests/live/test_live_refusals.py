@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
-from live_harness import Driver, Watcher
+from live_harness import Driver, Watcher, serve_in_process
+
+from service.settings import Settings
 
 pytestmark = pytest.mark.anyio
 
@@ -39,3 +43,40 @@ async def test_sse_refusals_are_problem_json(server: str, driver: Driver) -> Non
         assert bad.status_code == 400
         forged = await client.get(f"/api/matches/{match_id}/stream?token=forged")
         assert forged.status_code == 401
+
+
+async def test_a_full_process_says_try_again_and_takes_clients_once_one_leaves(
+    live_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MATCHA_LIVE_MAX_CONNECTIONS", "2")
+    async with serve_in_process(live_settings) as server, httpx.AsyncClient(
+        base_url=f"http://{server}", timeout=30
+    ) as client:
+        driver = Driver(client)
+        match_id, a, _ = await driver.new_match()
+        base = f"ws://{server}/api/matches/{match_id}/ws"
+        first = await Watcher(base, headers=a.auth).start()
+        lobby = await Watcher(f"ws://{server}/api/lobby/ws").start()
+        await first.until_version(1)
+        # Full: a third WebSocket (match or lobby) is told to come back; SSE gets 503.
+        refused = await _closed(base, hello={"kind": "hello"})
+        assert refused.close_code == 1013
+        assert (await _closed(f"ws://{server}/api/lobby/ws")).close_code == 1013
+        for path in (f"/api/matches/{match_id}/stream", "/api/lobby/stream"):
+            sse = await client.get(path)
+            assert sse.status_code == 503
+            assert sse.json()["code"] == "too_many_connections"
+            assert int(sse.headers["retry-after"]) > 0
+        # A place freed is a place taken.
+        await lobby.close()
+        deadline = asyncio.get_running_loop().time() + 10
+        while True:
+            again = await Watcher(base, hello={"kind": "hello"}).start()
+            try:
+                await again.until_version(1, timeout=1)
+                break
+            except Exception:
+                assert asyncio.get_running_loop().time() < deadline, "the place never came back"
+            finally:
+                await again.close()
+        await first.close()
