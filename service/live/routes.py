@@ -341,6 +341,7 @@ async def _sse_events(
     operation_id="streamMatchEvents",
     tags=["live"],
     security=[],
+    media_type="text/event-stream",
 )
 async def match_stream(request: Request[Any, Any, Any], match_id: str) -> ServerSentEvent:
     """Server-Sent Events of a match: ``id`` is the version; ``Last-Event-ID`` resumes.
@@ -374,7 +375,13 @@ async def _sse_lobby(runtime: LiveRuntime) -> AsyncIterator[ServerSentEventMessa
         metrics.connections.dec()
 
 
-@get("/api/lobby/stream", operation_id="streamLobby", tags=["live"], security=[])
+@get(
+    "/api/lobby/stream",
+    operation_id="streamLobby",
+    tags=["live"],
+    security=[],
+    media_type="text/event-stream",
+)
 async def lobby_stream(request: Request[Any, Any, Any]) -> ServerSentEvent:
     """Server-Sent Events of the lobby: a summary each time a match starts, scores, ends."""
     runtime = _runtime(request.app.state)

@@ -45,6 +45,10 @@ async def test_every_operation_documents_its_refusals_as_problem_json(api: Api) 
             for status in ("400", "401", "403", "404", "409", "422"):
                 content = op["responses"][status]["content"]
                 assert list(content) == ["application/problem+json"], (method, path, status)
+    for path in ("/api/lobby/stream", "/api/matches/{match_id}/stream"):
+        assert list(document["paths"][path]["get"]["responses"]["200"]["content"]) == [
+            "text/event-stream"
+        ]
     # And a real refusal is what the document says it is.
     match_id, _, b = await api.new_match("duel")
     wrong_seat = await api.client.post(
