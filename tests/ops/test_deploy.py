@@ -6,6 +6,7 @@ instruction) and asserts the properties the deployment docs promise.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -191,3 +192,26 @@ def test_configuration_names_are_ones_the_code_reads_and_kustomize_lists_every_f
     listed = set(kustomization["resources"])
     on_disk = {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml", "secret.example.yaml"}
     assert listed == on_disk
+
+
+def test_the_proxy_limits_each_client_address_and_answers_in_problem_json() -> None:
+    conf = (DEPLOY / "nginx.conf").read_text()
+    zones = dict(re.findall(r"limit_req_zone\s+\$binary_remote_addr\s+zone=(\w+):\S+\s+rate=(\S+);",
+                            conf))
+    assert zones["matcha_register"].endswith("r/m")  # registering: a few per minute
+    assert zones["matcha_requests"].endswith("r/s")
+    register = conf[conf.index("location = /api/players"):]
+    assert "limit_req zone=matcha_register" in register[: register.index("}")]
+    everything = conf[conf.index("location / {"):]
+    assert "limit_req zone=matcha_requests" in everything[: everything.index("}")]
+    streams = conf[conf.index("location ~ ^/api/"):]
+    assert re.search(r"limit_conn matcha_streams \d+;", streams[: streams.index("}")])
+    found = re.search(r"location @too_many_requests \{(.*?)\n\s*\}\n", conf, re.DOTALL)
+    assert found is not None
+    refusal = found.group(1)
+    assert "application/problem+json" in refusal
+    body = json.loads(refusal[refusal.index("'") + 1: refusal.rindex("'")])
+    assert (body["status"], body["code"]) == (429, "too_many_requests")
+    annotations = _kind("Ingress")["metadata"]["annotations"]
+    assert int(annotations["nginx.ingress.kubernetes.io/limit-rps"]) > 0
+    assert int(annotations["nginx.ingress.kubernetes.io/limit-connections"]) > 0
