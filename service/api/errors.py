@@ -176,6 +176,20 @@ def _bad_text(request: Request[Any, Any, Any], exc: Exception) -> Response[Probl
     )
 
 
+def _database_down(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    # The server restarts, fails over or refuses connections: not our bug, and not
+    # the client's. A command may or may not have committed: the client retries it
+    # with the same Idempotency-Key and gets the first result if it did.
+    log.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc)
+    return problem_response(
+        request,
+        503,
+        "database_unavailable",
+        "The database is not answering; retry shortly (with the same Idempotency-Key).",
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
+
+
 def _internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     # The trace goes to the log, never to the client: it may hold state.
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
@@ -193,6 +207,7 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     HTTPException: _http_exception,
     RecursionError: _too_deep,
     psycopg.DataError: _bad_text,
+    psycopg.OperationalError: _database_down,  # psycopg_pool.PoolTimeout too
     Exception: _internal_error,
 }
 """Litestar picks the most specific class of the raised exception (MRO order)."""

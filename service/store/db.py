@@ -18,6 +18,8 @@ from tenacity import (
     wait_exponential,
 )
 
+GET_CONNECTION_TIMEOUT_S = 10.0
+
 TRANSIENT_ERRORS = (psycopg.OperationalError, PoolTimeout)
 """Errors worth retrying: the server is starting, restarting or briefly unreachable."""
 
@@ -38,6 +40,10 @@ async def open_pool(url: str, *, min_size: int = 2, max_size: int = 20) -> Async
         check=check_idle_connection,
         open=False,
         name="matcha-store",
+        # A request waits this long for a connection, then fails (the API answers
+        # 503 database_unavailable): psycopg's 30 s default would hold a client
+        # that long while the server restarts.
+        timeout=GET_CONNECTION_TIMEOUT_S,
     )
     async for attempt in AsyncRetrying(
         retry=retry_if_exception_type(TRANSIENT_ERRORS),
