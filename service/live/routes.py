@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
 import msgspec
+import psycopg
 from litestar import Litestar, Request, WebSocket, get, websocket
 from litestar.datastructures import State
 from litestar.exceptions import WebSocketDisconnect
@@ -237,6 +238,9 @@ async def _serve_socket(
             return CLOSE_LAGGING, f"since={error.last_version}"
         if isinstance(error, TimeoutError):
             return CLOSE_GOING_AWAY, "client not reading"
+        if isinstance(error, psycopg.OperationalError):  # the store restarts: not a bug
+            log.warning("live stream stopped: database unavailable (%s)", error)
+            return CLOSE_TRY_AGAIN_LATER, "database unavailable: reconnect with since"
         if error is not None and not isinstance(error, WebSocketDisconnect):
             log.error("live stream failed", exc_info=error)
             return 1011, "internal error: reconnect with since"
@@ -272,6 +276,10 @@ async def _serve_match_socket(
             access = await resolve(socket.app.state.pool, socket.app.state.store, match_id, token)
         except MatchaError as error:
             await socket.close(code=_close_code(error), reason=error.detail[:120])
+            return
+        except psycopg.OperationalError as error:
+            log.warning("live stream refused: database unavailable (%s)", error)
+            await _close(socket, CLOSE_TRY_AGAIN_LATER, "database unavailable: retry shortly")
             return
         except WebSocketDisconnect:
             return
