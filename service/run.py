@@ -32,6 +32,7 @@ from typing import Any
 import click
 
 from service.api.http_protocol import PROTOCOL as HTTP_PROTOCOL
+from service.api.serve import WS_MAX_MESSAGE_BYTES
 from service.cli import COMMANDS
 from service.embedded import die_with_parent
 from service.errors import MatchaError
@@ -311,6 +312,8 @@ def _start(
             # each response in one write, as `matcha api` serves (service/api/http_protocol.py)
             "--http",
             HTTP_PROTOCOL,
+            "--ws-max-size",
+            str(WS_MAX_MESSAGE_BYTES),
             "--timeout-graceful-shutdown",
             "10",
         ],

@@ -12,6 +12,11 @@ import uvicorn
 from service.api.http_protocol import PROTOCOL
 from service.settings import Settings, load_settings
 
+WS_MAX_MESSAGE_BYTES = 4096
+"""The largest message a live client may send: it only ever sends a hello with its
+token. uvicorn's default (16 MB) would let each socket make the server buffer that
+much; a bigger message closes the socket with 1009."""
+
 
 def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> None:
     """Serve ``create_app`` until interrupted.
@@ -33,6 +38,7 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
             port=port,
             workers=workers,
             http=PROTOCOL,
+            ws_max_size=WS_MAX_MESSAGE_BYTES,
             access_log=False,
             log_level="info",
         )
@@ -44,6 +50,7 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
         host=host,
         port=port,
         http=PROTOCOL,
+        ws_max_size=WS_MAX_MESSAGE_BYTES,
         access_log=False,
         log_level="info",
     )

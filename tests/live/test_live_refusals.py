@@ -80,3 +80,47 @@ async def test_a_full_process_says_try_again_and_takes_clients_once_one_leaves(
             finally:
                 await again.close()
         await first.close()
+
+
+async def test_matcha_api_closes_a_socket_that_sends_an_oversized_message(
+    live_settings: Settings, server: str, driver: Driver
+) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    from service.api.serve import WS_MAX_MESSAGE_BYTES
+    from service.embedded import free_port
+
+    match_id, _, _ = await driver.new_match()  # migrated and holding a match
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": live_settings.database.url,
+           "REDIS_URL": live_settings.redis.url, "MATCHA_REDIS_PREFIX": live_settings.redis.prefix,
+           "MATCHA_MIGRATE_ON_START": "0", "MATCHA_LIVE_HELLO_WAIT_S": "5"}
+    proc = subprocess.Popen([sys.executable, "-m", "service.cli", "api", "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        async with httpx.AsyncClient() as client:
+            while True:
+                try:
+                    if (await client.get(f"http://127.0.0.1:{port}/healthz")).is_success:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert time.monotonic() < deadline, "matcha api did not start"
+                await asyncio.sleep(0.2)
+        url = f"ws://127.0.0.1:{port}/api/matches/{match_id}/ws"
+        async with connect(url, max_size=None) as ws:
+            await ws.send('{"kind": "hello", "token": "' + "x" * WS_MAX_MESSAGE_BYTES + '"}')
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await ws.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009  # too big
+    finally:
+        proc.terminate()
+        proc.wait(15)
