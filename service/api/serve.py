@@ -5,6 +5,7 @@ the embedded servers first and then calls ``serve``.)"""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import click
 import uvicorn
@@ -30,30 +31,22 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
         os.environ["DATABASE_URL"] = settings.database.url
     if settings.redis.url:
         os.environ["REDIS_URL"] = settings.redis.url
+    # One set of server options for both ways of running (the HTTP protocol, the
+    # WebSocket message cap): several workers need the app as an import string.
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "http": PROTOCOL,
+        "ws_max_size": WS_MAX_MESSAGE_BYTES,
+        "access_log": False,
+        "log_level": "info",
+    }
     if workers > 1:
-        uvicorn.run(
-            "service.api.app:create_app",
-            factory=True,
-            host=host,
-            port=port,
-            workers=workers,
-            http=PROTOCOL,
-            ws_max_size=WS_MAX_MESSAGE_BYTES,
-            access_log=False,
-            log_level="info",
-        )
+        uvicorn.run("service.api.app:create_app", factory=True, workers=workers, **options)
         return
     from service.api.app import create_app
 
-    uvicorn.run(
-        create_app(settings),
-        host=host,
-        port=port,
-        http=PROTOCOL,
-        ws_max_size=WS_MAX_MESSAGE_BYTES,
-        access_log=False,
-        log_level="info",
-    )
+    uvicorn.run(create_app(settings), **options)
 
 
 @click.command("api")
