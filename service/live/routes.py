@@ -63,12 +63,15 @@ class LiveRuntime:
 
     @contextlib.contextmanager
     def holding(self) -> Iterator[None]:
-        """Count one live connection for as long as it is served."""
+        """Count one live connection for as long as it is served: here, against
+        ``max_connections``, and in the process-wide gauge /metrics shows."""
         self.open += 1
+        metrics.connections.inc()
         try:
             yield
         finally:
             self.open -= 1
+            metrics.connections.dec()
 
     async def stop(self) -> None:
         if self.publisher is not None:
@@ -252,48 +255,49 @@ async def match_socket(socket: WebSocket[Any, Any, Any], match_id: str) -> None:
     """Live events of a match, redacted for the caller. See docs/live.md."""
     runtime = _runtime(socket.app.state)
     await socket.accept()
-    try:
-        runtime.check_room()
-    except Unavailable as full:
-        await _close(socket, CLOSE_TRY_AGAIN_LATER, full.detail[:120])
+    if await _refused_when_full(socket, runtime):
         return
     with runtime.holding():
         await _serve_match_socket(socket, runtime, match_id)
 
 
+async def _refused_when_full(socket: WebSocket[Any, Any, Any], runtime: LiveRuntime) -> bool:
+    """Close an accepted socket with 1013 when this process serves its maximum."""
+    try:
+        runtime.check_room()
+    except Unavailable as full:
+        await _close(socket, CLOSE_TRY_AGAIN_LATER, full.detail[:120])
+        return True
+    return False
+
+
 async def _serve_match_socket(
     socket: WebSocket[Any, Any, Any], runtime: LiveRuntime, match_id: str
 ) -> None:
-    metrics.connections.inc()
     try:
-        try:
-            since = parse_since(socket.query_params.get("since"))
-            token = socket.query_params.get("token") or token_from_header(
-                socket.headers.get("authorization")
-            )
-            if token is None:
-                token = await _hello_token(socket, runtime.hub.settings.hello_wait_s)
-            access = await resolve(socket.app.state.pool, socket.app.state.store, match_id, token)
-        except MatchaError as error:
-            await socket.close(code=_close_code(error), reason=error.detail[:120])
-            return
-        except psycopg.OperationalError as error:
-            log.warning("live stream refused: database unavailable (%s)", error)
-            await _close(socket, CLOSE_TRY_AGAIN_LATER, "database unavailable: retry shortly")
-            return
-        except WebSocketDisconnect:
-            return
-        conn_id = runtime.hub.join(match_id, str(access.viewer))
-        try:
-            stream = _open_stream(runtime, access, since)
-            code, reason = await _serve_socket(
-                socket, stream, runtime.hub.settings.send_timeout_s
-            )
-        finally:
-            runtime.hub.leave(match_id, conn_id)
-        await _close(socket, code, reason)
+        since = parse_since(socket.query_params.get("since"))
+        token = socket.query_params.get("token") or token_from_header(
+            socket.headers.get("authorization")
+        )
+        if token is None:
+            token = await _hello_token(socket, runtime.hub.settings.hello_wait_s)
+        access = await resolve(socket.app.state.pool, socket.app.state.store, match_id, token)
+    except MatchaError as error:
+        await socket.close(code=_close_code(error), reason=error.detail[:120])
+        return
+    except psycopg.OperationalError as error:
+        log.warning("live stream refused: database unavailable (%s)", error)
+        await _close(socket, CLOSE_TRY_AGAIN_LATER, "database unavailable: retry shortly")
+        return
+    except WebSocketDisconnect:
+        return
+    conn_id = runtime.hub.join(match_id, str(access.viewer))
+    try:
+        stream = _open_stream(runtime, access, since)
+        code, reason = await _serve_socket(socket, stream, runtime.hub.settings.send_timeout_s)
     finally:
-        metrics.connections.dec()
+        runtime.hub.leave(match_id, conn_id)
+    await _close(socket, code, reason)
 
 
 @websocket("/api/lobby/ws", name="live_lobby_ws")
@@ -301,20 +305,13 @@ async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
     """Lobby summaries (matches started, finished, scores) as they happen."""
     runtime = _runtime(socket.app.state)
     await socket.accept()
-    try:
-        runtime.check_room()
-    except Unavailable as full:
-        await _close(socket, CLOSE_TRY_AGAIN_LATER, full.detail[:120])
+    if await _refused_when_full(socket, runtime):
         return
-    metrics.connections.inc()
-    try:
-        with runtime.holding():
-            code, reason = await _serve_socket(
-                socket, LobbyStream(runtime.hub), runtime.hub.settings.send_timeout_s
-            )
-        await _close(socket, code, reason)
-    finally:
-        metrics.connections.dec()
+    with runtime.holding():
+        code, reason = await _serve_socket(
+            socket, LobbyStream(runtime.hub), runtime.hub.settings.send_timeout_s
+        )
+    await _close(socket, code, reason)
 
 
 # ---- Server-Sent Events ----------------------------------------------------------
@@ -323,7 +320,6 @@ async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
 async def _sse_events(
     runtime: LiveRuntime, access: Access, since: int
 ) -> AsyncIterator[ServerSentEventMessage]:
-    metrics.connections.inc()
     conn_id = runtime.hub.join(access.match_id, str(access.viewer))
     frames = _open_stream(runtime, access, since).frames()
     try:
@@ -341,7 +337,6 @@ async def _sse_events(
     finally:
         await frames.aclose()
         runtime.hub.leave(access.match_id, conn_id)
-        metrics.connections.dec()
 
 
 @get(
@@ -371,16 +366,12 @@ async def match_stream(request: Request[Any, Any, Any], match_id: str) -> Server
 
 
 async def _sse_lobby(runtime: LiveRuntime) -> AsyncIterator[ServerSentEventMessage]:
-    metrics.connections.inc()
-    try:
-        with runtime.holding():
-            async for data in lobby_frames(runtime.hub):
-                if data.startswith('{"kind":"ping"'):
-                    yield ServerSentEventMessage(data=data, event="ping")
-                else:
-                    yield ServerSentEventMessage(data=data, event="lobby")
-    finally:
-        metrics.connections.dec()
+    with runtime.holding():
+        async for data in lobby_frames(runtime.hub):
+            if data.startswith('{"kind":"ping"'):
+                yield ServerSentEventMessage(data=data, event="ping")
+            else:
+                yield ServerSentEventMessage(data=data, event="lobby")
 
 
 @get(
