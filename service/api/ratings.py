@@ -21,15 +21,14 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from service.api.deps import requires_role
-from service.errors import MatchaError, NotFound
+from service.errors import MatchaError, NotFound, Unavailable
 from service.settings import Settings
 
 TREND_GAMES = 5
 """How many of a player's latest rating changes the leaderboard shows."""
 
 
-class QueueUnavailable(MatchaError):
-    status: ClassVar[int] = 503
+class QueueUnavailable(Unavailable):
     default_code: ClassVar[str] = "queue_unavailable"
 
 
