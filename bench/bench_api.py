@@ -18,7 +18,6 @@ writes bench/results/api.json.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import platform
 import random
@@ -33,6 +32,7 @@ import httpx
 import msgspec
 import psycopg
 
+from bench.results_file import merge_results
 from service.api.http_protocol import PROTOCOL
 from service.api.seat_state import bot_request
 from service.bots import heuristic_bot, random_bot
@@ -442,8 +442,7 @@ def main() -> dict[str, object]:
           f" client {result['client_cpu_ms_per_command']} ms")  # fmt: skip
     print(f"load average at the end: {result['load_average_1m_at_end']} on {os.cpu_count()} cores")
     print("goal: commands_per_s >= 1000 with command_p99_ms <= 25")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    merge_results(RESULTS, result)
     return result
 
 

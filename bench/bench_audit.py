@@ -18,7 +18,6 @@ Prints a table and writes bench/results/audit.json.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import platform
 import random
@@ -28,6 +27,7 @@ from typing import Any
 
 import psycopg
 
+from bench.results_file import merge_results
 from schemas.events import Event, MatchEnded
 from schemas.rules import STANDARD
 from service.audit.audit import audit_match, build_report
@@ -119,8 +119,7 @@ def main() -> None:
     print(f"{'store (SQL read + checks)':<36}{result['store_audits_per_s']:>12.0f}"
           f"{result['store_ms_per_match']:>12.2f}")
     print(f"{result['matches']} matches, {result['events_per_match']:.1f} events each")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    merge_results(RESULTS, result)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ per event (docs/rules-engine.md, "Speed", has the commands and the counts).
 """
 
 import importlib.util
-import json
 import os
 import platform
 import random
@@ -41,6 +40,7 @@ from typing import Any
 
 import msgspec
 
+from bench.results_file import merge_results
 from schemas.commands import StartMatch
 from schemas.events import Event
 from schemas.rules import STANDARD
@@ -204,8 +204,7 @@ def main() -> None:
         target_text = f"{target:10,}" if target is not None else f"{'':>10}"
         print(f"{name:<28} {unit:<10} {median:12,.2f} {best_text} {target_text}")
     print(f"({events_per_match:.1f} events per match; load average {results['load_average']:.2f})")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    merge_results(RESULTS, results)
     print(f"wrote {RESULTS}")
 
 

@@ -47,6 +47,7 @@ from typing import Any
 import httpx
 import msgspec
 
+from bench.results_file import merge_results
 from service.api.seat_state import move_request
 
 RESULTS = Path(__file__).parent / "results" / "live.json"
@@ -553,15 +554,14 @@ def main() -> None:
         print(" | ".join(f"{row[h]!s:>13}" for h in header))
     print(f"goal: fanout_p99_ms <= {GOAL_P99_MS} and lost == 0, per row (api_workers: API "
           f"processes; clients: {CLIENT}); load_avg_1m: other work on the machine")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
+    merge_results(RESULTS, {
         "bench": "live",
         "goal": {"fanout_p99_ms": GOAL_P99_MS, "lost": 0},
         "scenarios": rows,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "note": "load_avg_1m: other work on the machine competes for its cores"},
         "measured_at": datetime.now().astimezone().isoformat(timespec="seconds"),
-    }, indent=2) + "\n")
+    })
     print(f"wrote {RESULTS.relative_to(ROOT)}")
 
 

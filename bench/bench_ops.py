@@ -11,7 +11,6 @@ Writes bench/results/ops.json.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import signal
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.results_file import merge_results
 from service.embedded import free_port
 
 RESULTS = Path(__file__).parent / "results" / "ops.json"
@@ -108,8 +108,7 @@ def main() -> None:
     print(f"\n{'endpoint':12}{'requests':>10}{'p50 ms':>10}{'p99 ms':>10}")
     for path, row in probes.items():
         print(f"{path:12}{row['requests']:>10}{row['p50_ms']:>10.2f}{row['p99_ms']:>10.2f}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    merge_results(RESULTS, result)
     print(f"\nwrote {RESULTS}")
 
 

@@ -14,7 +14,6 @@ a commit, nothing else. Writes bench/results/store.json.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import platform
 import statistics
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import psycopg
 
+from bench.results_file import merge_results
 from schemas.events import CardPlayed, Event, Passed, encode_event
 from service.store.db import open_pool, scratch_database, with_database
 from service.store.events import EventStore
@@ -162,8 +162,7 @@ def main() -> dict[str, object]:
         print(f"{label:34}{rate:12.0f}{rate * EVENTS_PER_APPEND:12.0f}")
     print(f"append_ratio {result['append_ratio']} (goal >= 0.5);"
           f" with a cold cache {result['append_ratio_cold']}")  # fmt: skip
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    merge_results(RESULTS, result)
     return result
 
 

@@ -12,9 +12,10 @@ Writes bench/results/web.json.
 from __future__ import annotations
 
 import gzip
-import json
 import re
 from pathlib import Path
+
+from bench.results_file import merge_results
 
 STATIC = Path(__file__).resolve().parents[1] / "service" / "web" / "static"
 RESULTS = Path(__file__).parent / "results" / "web.json"
@@ -64,8 +65,7 @@ def main() -> None:
     for r in rows:
         ok = "ok" if r["bytes"] < GOAL_BYTES else "OVER"
         print(f"{r['page']:<22}{r['files']:>6}{r['bytes']:>9}{r['gzip_bytes']:>8}  {ok}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"goal_bytes": GOAL_BYTES, "pages": rows}, indent=2) + "\n")
+    merge_results(RESULTS, {"goal_bytes": GOAL_BYTES, "pages": rows})
 
 
 if __name__ == "__main__":

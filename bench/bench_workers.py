@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
 import platform
 import random
@@ -49,6 +48,7 @@ from typing import Any
 
 import psycopg
 
+from bench.results_file import merge_results
 from service.store.db import with_database
 from service.store.migrate import apply_migrations
 
@@ -514,8 +514,7 @@ def main() -> None:
     print(f"(load average {results['load_average']:.2f}; {results['machine']}; a bare Python"
           f" `s += i` loop took up to {results['python_loop_ns']:.0f} ns/iteration during the"
           " run, ~30 ns on an idle core of this kind: scale the CPU-bound numbers by that)")
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    merge_results(RESULTS, results)
 
 
 if __name__ == "__main__":
