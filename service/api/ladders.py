@@ -13,9 +13,12 @@ from psycopg.errors import UniqueViolation
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from service.api.auth import Player, new_id
+from schemas.rules import DEFAULT_TERMS, MatchTerms
+from service.api.auth import Player
 from service.api.deps import requires_role
 from service.errors import Conflict, NotFound
+from service.matches import new_id
+from service.matches.facts import LadderTerms
 
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 
@@ -88,20 +91,28 @@ async def ladder_by_id(conn: AsyncConnection, ladder_id: str) -> Ladder:
     return _ladder(row)
 
 
-_VIEWING: dict[str, tuple[bool, int]] = {}
+def terms_of(ladder: Ladder) -> MatchTerms:
+    """The terms a ladder's matches are played on, copied into each match as it is
+    created (a ladder's settings never change after creation: no route edits them)."""
+    return MatchTerms(
+        spectator_delay_s=float(ladder.spectator_delay_s),
+        hide_hands_in_replay=ladder.hide_hands_in_replay,
+        dispute_window_s=ladder.dispute_window_s,
+    )
 
 
-async def viewing_rules(conn: AsyncConnection, ladder_id: str) -> tuple[bool, int]:
-    """``(hide_hands_in_replay, spectator_delay_s)`` of a ladder, read once per
-    process: a ladder's settings never change after creation (no route edits them)."""
-    found = _VIEWING.get(ladder_id)
-    if found is None:
-        ladder = await ladder_by_id(conn, ladder_id)
-        found = (ladder.hide_hands_in_replay, ladder.spectator_delay_s)
-        if len(_VIEWING) > 10_000:
-            _VIEWING.clear()
-        _VIEWING[ladder_id] = found
-    return found
+def ladder_terms(pool: AsyncConnectionPool) -> LadderTerms:
+    """``await terms(ladder_id)`` for the match core: the terms of a match created
+    before they were copied into it, from its ladder's row (default terms if gone)."""
+
+    async def terms(ladder_id: str) -> MatchTerms:
+        async with pool.connection() as conn:
+            try:
+                return terms_of(await ladder_by_id(conn, ladder_id))
+            except NotFound:
+                return DEFAULT_TERMS
+
+    return terms
 
 
 async def is_member(conn: AsyncConnection, ladder_id: str, player_id: str) -> bool:

@@ -24,9 +24,14 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.events import DisputeFiled, MatchCreated, decode_event
-from schemas.views import EventView, MatchView
+from schemas.rules import MatchTerms
+from schemas.views import EventView, MatchView, Viewer
 from service.api.auth import Player
-from service.errors import Forbidden, NotFound
+from service.api.deps import caller_of
+from service.engine import redact
+from service.engine.redact import sight
+from service.errors import NotFound
+from service.matches import MatchFacts, check_record_export, replay_viewer
 from workers.replays import (
     ARCHIVE_FORMAT,
     RATINGS_OF_MATCH,
@@ -43,7 +48,6 @@ from workers.replays import (
     decode_record,
     pack,
     record_of_events,
-    redacted_event,
 )
 
 CACHE_SIZE = 64
@@ -207,10 +211,25 @@ async def with_ratings(conn: AsyncConnection, headers: Headers) -> Headers:
     return add_ratings(headers, await cur.fetchall())
 
 
-def _viewer(view: ReplayView, player: Player | None) -> ReplayView:
-    if view == "omniscient" and (player is None or not player.has("admin")):
-        raise Forbidden("Only an admin may watch the omniscient replay.")
-    return view
+def record_facts(record: MatchRecord) -> MatchFacts:
+    """The facts of a recorded match: its creation and its terms (an old match's
+    record carries its ladder's hide-hands setting in its headers)."""
+    created = record.events[0].event
+    if not isinstance(created, MatchCreated):
+        raise NotFound("This record does not begin with the match's creation.")
+    terms = created.terms or MatchTerms(
+        hide_hands_in_replay=record.headers.hide_hands_in_replay
+    )
+    return MatchFacts(created=created, terms=terms)
+
+
+def shown_headers(headers: Headers, facts: MatchFacts, viewer: Viewer) -> Headers:
+    """The replay's headers as ``viewer`` may read them: the seed only where the
+    engine's table lets that viewer see it (not on a hide-hands match, but to admins)."""
+    over = headers.annulled or headers.result != "*"
+    if sight(viewer, over, facts.terms.hide_hands_in_replay).seed:
+        return headers
+    return msgspec.structs.replace(headers, seed=None)
 
 
 @get(
@@ -219,12 +238,16 @@ def _viewer(view: ReplayView, player: Player | None) -> ReplayView:
     tags=["replays"],
     security=[],
 )
-async def get_replay(match_id: str, pool: AsyncConnectionPool) -> Replay:
+async def get_replay(match_id: str, pool: AsyncConnectionPool, viewer: Player | None) -> Replay:
     """A finished match's replay: headers (PGN-like tags) and a summary of its frames."""
     cached = await load_archive(pool, match_id)
     archive = cached.archive
+    facts = record_facts(archive.record)
+    who = "omniscient" if viewer is not None and viewer.has("admin") else "spectator"
     async with pool.connection() as conn:
-        headers = await with_ratings(conn, archive.record.headers)
+        headers = shown_headers(
+            await with_ratings(conn, archive.record.headers), facts, who
+        )
     return Replay(
         format=archive.format,
         headers=headers,
@@ -255,8 +278,9 @@ async def get_frame(
 ) -> ReplayFrame:
     """Frame ``n`` (1-based): the event and what a viewer sees after it.
     ``?view=omniscient`` (admins) shows everything at every step."""
-    who = _viewer(view, viewer)
     archive = (await load_archive(pool, match_id)).archive
+    facts = record_facts(archive.record)
+    who = replay_viewer(facts, caller_of(viewer), omniscient=view == "omniscient")
     frames = archive.frames
     if not 1 <= n <= len(frames):
         raise NotFound(f"This replay has frames 1 to {len(frames)}.", code="no_such_frame")
@@ -265,9 +289,12 @@ async def get_frame(
         match_id=match_id,
         n=n,
         of=len(frames),
-        viewer=who,
-        event=redacted_event(
-            archive.record, n, "omniscient" if who == "omniscient" else "spectator"
+        viewer="omniscient" if who == "omniscient" else "public",
+        event=redact(
+            archive.record.events[n - 1].event,
+            who,
+            match_over=True,
+            hide_hands_in_replay=facts.terms.hide_hands_in_replay,
         ),
         view=frame.omniscient if who == "omniscient" else frame.public_view(),
     )
@@ -291,11 +318,9 @@ async def export_record(
     the match page and the log still show the dispute's state and any annulment.
     """
     record = (await load_archive(pool, match_id)).archive.record
-    admin = viewer is not None and viewer.has("admin")
-    if record.headers.hide_hands_in_replay and not admin:
-        raise Forbidden(
-            "This ladder keeps hands hidden in replays: only an admin may export the full record."
-        )
+    caller = caller_of(viewer)
+    check_record_export(record_facts(record), caller)
+    admin = caller.admin
     withheld = None if admin else _first_dispute(record)
     if withheld is not None:
         record = await to_thread.run_sync(_record_before, record, withheld)

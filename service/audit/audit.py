@@ -3,26 +3,34 @@
 ``build_report`` is pure (rows and the stored seed in, report out) so the
 checks can be tested without a database; ``audit_match`` reads the rows and
 the seed with SQL and calls it. The API endpoint and ``matcha audit`` both
-call ``audit_match``, so they print the same report.
+call ``audit_seen_by``, so they print the same report: ``audit_match``'s
+whole report once the match is over, and while it is played the public one
+the viewer policy allows (``public_report``: every check still runs over the
+whole log, but no hidden card is shown).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
 from msgspec.structs import replace
 
+from schemas.events import MatchCreated, decode_event
+from schemas.rules import DEFAULT_TERMS, MatchTerms
 from service.audit.admin_events import admin_check, disputes
 from service.audit.chain_check import chain_check, hash_flags
 from service.audit.fairness import fairness, revealed_seed
 from service.audit.refold import Engine, SeedSource, refold
-from service.audit.report import AuditReport, LoggedEvent, MatchStatus, Verdict
+from service.audit.report import AuditReport, Finding, LoggedEvent, MatchStatus, Verdict
 from service.audit.rows import RawRow, match_rows
 from service.audit.timing import DEFAULT_GAP_S, timing
-from service.engine import dealing
+from service.engine import dealing, redact
 from service.errors import NotFound
+from service.matches.facts import MatchFacts
+from service.matches.policy import Caller, Seen, seen_by
 
 HIDDEN = "<hidden until the match ends>"
 
@@ -203,3 +211,84 @@ async def audit_match(
         raise NotFound(f"There is no match {match_id!r}.", code="match_not_found")
     stored = await load_stored_seed(conn, match_id) if use_stored_seed else None
     return build_report(match_id, rows, stored_seed=stored, gap_threshold_s=gap_threshold_s)
+
+
+def _public_data(row: RawRow) -> dict[str, Any]:
+    """A row's event as a live spectator sees it (or only its type, if it is not an event)."""
+    try:
+        event = decode_event(msgspec.json.encode(row.data))
+    except msgspec.DecodeError:
+        return {"type": row.type, "withheld": "not a valid event"}
+    shown = redact(event, "spectator", match_over=False)
+    decoded: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(shown))
+    return decoded
+
+
+def _terms(rows: Sequence[RawRow]) -> MatchTerms:
+    created = next((r for r in rows if r.type == "match_created"), None)
+    raw = None if created is None else created.data.get("terms")
+    try:
+        return msgspec.convert(raw, MatchTerms) if raw is not None else DEFAULT_TERMS
+    except msgspec.ValidationError:
+        return DEFAULT_TERMS
+
+
+def _blind(finding: Finding | None) -> Finding | None:
+    """A finding without the values it compared (they may be hidden cards)."""
+    return None if finding is None else replace(finding, logged=None, expected=None)
+
+
+def public_report(
+    report: AuditReport, rows: Sequence[RawRow], released: Callable[[RawRow], bool]
+) -> AuditReport:
+    """The audit of a live match as the viewer policy lets an administrator read it:
+    every check runs over the whole log (the chain, the re-fold with the stored
+    seed, the admin events), but the report shows only the public log, as a live
+    spectator sees it (``released`` rows only, under the match's spectator delay),
+    and no finding quotes a value it compared."""
+    by_version = {r.version: r for r in rows}
+    return replace(
+        report,
+        events=[
+            replace(e, data=_public_data(by_version[e.version]))
+            for e in report.events
+            if e.version in by_version and released(by_version[e.version])
+        ],
+        refold=replace(report.refold, first_difference=_blind(report.refold.first_difference)),
+        fairness=replace(report.fairness, first_bad_deal=_blind(report.fairness.first_bad_deal)),
+        chain=replace(report.chain, first_break=_blind(report.chain.first_break)),
+        admin=replace(report.admin, first_problem=_blind(report.admin.first_problem)),
+        public_only=True,
+    )
+
+
+async def audit_seen_by(
+    conn: Any,
+    match_id: str,
+    caller: Caller,
+    *,
+    gap_threshold_s: float = DEFAULT_GAP_S,
+    now: datetime | None = None,
+) -> AuditReport:
+    """The audit as ``caller`` (an administrator) may read it: the whole report once
+    the match is over, the public one while it is played (``service.matches.policy``)."""
+    rows = await match_rows(conn, match_id)
+    if not rows:
+        raise NotFound(f"There is no match {match_id!r}.", code="match_not_found")
+    stored = await load_stored_seed(conn, match_id)
+    report = build_report(match_id, rows, stored_seed=stored, gap_threshold_s=gap_threshold_s)
+    created = next((r for r in rows if r.type == "match_created"), None)
+    try:
+        first = None if created is None else decode_event(msgspec.json.encode(created.data))
+    except msgspec.DecodeError:
+        first = None
+    over = report.status in ("finished", "annulled")
+    if isinstance(first, MatchCreated):
+        facts = MatchFacts(created=first, terms=first.terms or _terms(rows))
+        seen = seen_by(facts, caller, over=over, channel="audit")
+    else:  # no readable creation: nothing to judge the viewer by, so the public report
+        seen = Seen(viewer="spectator", hide=True, delay_s=0.0, seat=None)
+    if seen.viewer == "omniscient":
+        return report
+    at = now or datetime.now(UTC)
+    return public_report(report, rows, lambda r: r.version == 1 or seen.released(r.recorded_at, at))

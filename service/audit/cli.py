@@ -16,11 +16,15 @@ import msgspec
 from psycopg import AsyncConnection
 from tqdm import tqdm  # type: ignore[import-untyped]
 
-from service.audit.audit import audit_match
+from service.audit.audit import audit_match, audit_seen_by
 from service.audit.render import render
 from service.audit.report import to_json
 from service.audit.rows import match_ids
 from service.audit.timing import DEFAULT_GAP_S
+from service.matches.policy import Caller
+
+OPERATOR = Caller(player_id=None, roles=frozenset({"admin"}))
+"""Whoever runs ``matcha audit`` (they hold the database URL)."""
 
 
 class MatchLine(msgspec.Struct, frozen=True, kw_only=True):
@@ -41,7 +45,9 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
 
 async def _one(url: str, match_id: str, as_json: bool, gap_s: float, log: bool) -> bool:
     async with await AsyncConnection.connect(url, autocommit=True) as conn:
-        report = await audit_match(conn, match_id, gap_threshold_s=gap_s)
+        # The operator audits as an administrator: the viewer policy shows a live
+        # match's public log only, as the API does.
+        report = await audit_seen_by(conn, match_id, OPERATOR, gap_threshold_s=gap_s)
     if as_json:
         click.echo(to_json(report).decode())
     else:

@@ -162,6 +162,10 @@ class AuditReport(msgspec.Struct, frozen=True, kw_only=True):
     timing: Timing
     disputes: list[DisputeState]
     verdict: Verdict
+    public_only: bool = False
+    """The match is being played: ``events`` is the public log (as a live spectator
+    sees it) and no finding quotes the values it compared; the checks themselves
+    ran over the whole log (docs/audit.md, "Who reads what")."""
 
 
 _encoder = msgspec.json.Encoder()

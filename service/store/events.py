@@ -20,7 +20,6 @@ next call. See docs/event-store.md ("Global order").
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -31,6 +30,7 @@ from psycopg import AsyncConnection, errors
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.events import Event, decode_event, encode_event
+from service.cache import Bounded
 from service.errors import Conflict, ValidationFailed, VersionConflict
 from service.store.chain import GENESIS_HASH, row_hash
 
@@ -139,17 +139,12 @@ class EventStore:
         # match_id -> (version, hash) of a committed row: a committed row never
         # changes, so a hit is always right for that version; it only saves the
         # read of the previous hash when the caller's expected version matches.
-        self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        self._heads: Bounded[str, tuple[int, bytes]] = Bounded(HEAD_CACHE_SIZE)
 
     # -- heads cache ---------------------------------------------------------------
 
     def _remember(self, match_id: str, version: int, hash_: bytes) -> None:
-        known = self._heads.get(match_id)
-        if known is None or known[0] < version:
-            self._heads[match_id] = (version, hash_)
-        self._heads.move_to_end(match_id)
-        while len(self._heads) > HEAD_CACHE_SIZE:
-            self._heads.popitem(last=False)
+        self._heads.put_if(match_id, (version, hash_), lambda new, held: new[0] > held[0])
 
     async def _head(self, conn: AsyncConnection[Any], match_id: str) -> tuple[int, bytes]:
         cur = await conn.execute(
@@ -175,6 +170,7 @@ class EventStore:
         request_hash: str | None = None,
         seed: str | None = None,
         also: Sequence[tuple[str, Sequence[Any]]] = (),
+        recorded_at: datetime | None = None,
     ) -> AppendResult:
         """Append `events` as versions ``expected_version + 1 ...`` in one transaction.
 
@@ -188,6 +184,9 @@ class EventStore:
         is written), Conflict(``idempotency_key_reused``) if this actor used
         `idempotency_key` for a different request. A repeated key returns the
         first result with ``replayed=True``.
+
+        ``recorded_at``: when the events happened (the instant the command that
+        caused them was taken, which the rules may have read); now by default.
         """
         if not events:
             raise ValidationFailed("an append needs at least one event")
@@ -216,7 +215,8 @@ class EventStore:
                             _conflict_sentence(match_id, current, expected_version)
                         )
 
-            recorded_at = datetime.now(UTC)
+            if recorded_at is None:
+                recorded_at = datetime.now(UTC)
             versions: list[int] = []
             types: list[str] = []
             datas: list[str] = []
@@ -326,6 +326,31 @@ class EventStore:
         return AppendResult(
             first_version=first, last_version=last, positions=positions, replayed=True
         )
+
+    async def used_key(self, actor: str, key: str) -> tuple[str, str | None, int] | None:
+        """``(match_id, request_hash, last_version)`` of an idempotency key ``actor``
+        already used, or None."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT match_id, request_hash, last_version FROM idempotency_keys"
+                " WHERE actor = %s AND key = %s",
+                (actor, key),
+            )
+            row = await cur.fetchone()
+        return None if row is None else (str(row[0]), row[1], int(row[2]))
+
+    async def dispute_match(self, dispute_id: str) -> str | None:
+        """The match a dispute was filed on, or None."""
+        # Few rows are dispute_filed, and (type, position) is indexed: no
+        # index of our own is needed to find a dispute's match.
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT match_id FROM events WHERE type = 'dispute_filed'"
+                " AND data ->> 'dispute_id' = %s",
+                (dispute_id,),
+            )
+            row = await cur.fetchone()
+        return None if row is None else str(row[0])
 
     # -- reads -----------------------------------------------------------------------
 
