@@ -112,8 +112,8 @@ async def test_incremental_updates_equal_a_recompute_from_scratch(
     # one reads the ladder's matches, as the worker runs it): all must give the
     # same table.
     if scan != "by match":
-        monkeypatch.setattr("workers.ratings.SMALL_LADDER", 0)
-        monkeypatch.setattr("workers.ratings.ENDED_CHUNK_ROWS", 7)  # many chunks
+        monkeypatch.setattr("workers.ratings.reads.SMALL_LADDER", 0)
+        monkeypatch.setattr("workers.ratings.reads.ENDED_CHUNK_ROWS", 7)  # many chunks
     reader = None
     if scan == "every ladder, two connections":
         reader = psycopg.connect(conn.info.dsn, autocommit=True)
@@ -146,7 +146,7 @@ async def test_a_match_against_oneself_in_the_log_is_recomputed_like_the_increme
 ) -> None:
     # The API refuses such a match; the fast recompute hands one in the log to
     # elo.Ladder (what the increments run), so the two still agree.
-    monkeypatch.setattr("workers.ratings.SMALL_LADDER", 0)
+    monkeypatch.setattr("workers.ratings.reads.SMALL_LADDER", 0)
     ladder_id = new_ladder(conn, {"established_after_games": 3})
     for p0, p1, w in [("a", "b", 0), ("b", "c", None), ("a", "c", 1)]:
         await finish_match(store, ladder_id, p0, p1, w)
@@ -219,7 +219,7 @@ async def test_two_jobs_of_one_ladder_never_interleave(
 def test_a_chunked_read_hands_its_errors_over_and_stops_when_dropped(
     conn: psycopg.Connection,
 ) -> None:
-    from workers.ratings import _read
+    from workers.ratings.reads import read_chunks as _read
 
     with pytest.raises(psycopg.errors.UndefinedColumn):
         list(_read(conn.cursor(), "SELECT no_such_column, %(after)s", {}))
@@ -241,13 +241,13 @@ def test_a_chunked_read_hands_its_errors_over_and_stops_when_dropped(
 def test_results_are_put_in_position_order_and_a_bad_winner_is_refused() -> None:
     import struct
 
-    from workers.ratings import _in_order
+    from workers.ratings.reads import in_order as _in_order
 
     def tags(*values: int) -> bytes:
         return b"".join(struct.pack(">q", v) for v in values)
 
     ordered = _in_order("a\tb\tc", tags(256 + 2, 512 + 1, 768 + 0))
-    assert ordered == (["a", "b", "c"], [258, 513, 768], bytes([2, 1, 0]))
+    assert ordered == (["a", "b", "c"], [258, 513, 768], bytes([2, 1, 0]), None)
     # were PostgreSQL ever to aggregate out of order, the chunk is sorted
     assert _in_order("b\tc\ta", tags(513, 768, 258)) == ordered
     with pytest.raises(ValueError, match="winner"):
