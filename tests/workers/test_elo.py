@@ -204,3 +204,60 @@ def test_a_match_against_oneself_is_left_to_the_reference() -> None:
     with pytest.raises(SelfMatchError):
         rate_results([("m1", 1, "ann", "bob", 1.0), ("m2", 2, "ann", "ann", 0.5)],
                      DEFAULT_SETTINGS)
+
+
+def test_the_fast_recompute_still_gives_the_bits_it_gave_before_the_package_move() -> None:
+    # 30,000 synthetic results, two settings: a sha256 of every rating and history
+    # entry in hex, as computed by main's workers/ratings.py (commit 2927575)
+    # before it became a package. Any change to the arithmetic changes it.
+    import hashlib
+    import random
+
+    from workers.ratings.elo_fold import rate_results
+
+    rng = random.Random(20261201)
+    rows = []
+    position = 10
+    for i in range(30_000):
+        a = rng.randrange(300)
+        b = (a + 1 + rng.randrange(299)) % 300
+        position += 1 + rng.randrange(5)
+        rows.append((f"m{i}", position, f"p{a}", f"p{b}", rng.choice((1.0, 1.0, 0.5, 0.0, 0.0))))
+    digests = []
+    for s in (EloSettings(), EloSettings(initial=2350.0, established_after_games=5,
+                                         provisional_games=5, max_difference=150.0)):
+        table, history = rate_results(rows, s)
+        h = hashlib.sha256()
+        for p in sorted(table):
+            h.update(repr([v.hex() if isinstance(v, float) else v for v in table[p][:7]]).encode())
+            h.update(repr([(pos, b.hex(), a.hex(), sc) for pos, b, a, sc in history[p]]).encode())
+        digests.append(h.hexdigest())
+    assert digests == [
+        "0b504b1f7cfacba0785bdab150731f83ea3137986ad2e272cbe82b568ba5a334",
+        "fdf1dc262866f147f28fabf9a3ffd06fbddda1a244ceaae3b39826e53c15f6ef",
+    ]
+
+
+def test_a_soft_reset_between_results_is_the_same_in_the_fast_recompute() -> None:
+    from workers.ratings.elo_fold import Reset, rate_results
+
+    s = EloSettings(established_after_games=3)
+    rows = [(f"m{i}", 10 + i, f"p{i % 4}", f"p{(i + 1) % 4}", (1.0, 0.0, 0.5)[i % 3])
+            for i in range(20)]
+    items = [*rows[:8], Reset(0.5), *rows[8:14], Reset(0.25), Reset(1.0), *rows[14:]]
+    reference = Ladder(s)
+    for it in items:
+        if isinstance(it, Reset):
+            reference.soft_reset(it.fraction)
+        else:
+            reference.rate(*it)
+    table, history = rate_results(items, s)
+    assert bits({p: row[0] for p, row in table.items()}) == bits(
+        {p.player_id: p.rating for p in reference.table()})
+    expected: dict[str, list[tuple[int, float, float, float]]] = {}
+    for c in reference.changes():
+        expected.setdefault(c.player_id, []).append((c.position, c.before, c.after, c.score))
+    assert bits(history) == bits(expected)
+    # the reset moved the before of each player's first match after it
+    first_after = next(h for h in history["p0"] if h[0] > 23)
+    assert first_after[1] == 1500.0  # a full reset (1.0) came last

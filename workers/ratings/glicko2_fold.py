@@ -95,20 +95,21 @@ def rate_periods(
     exp = math.exp
     sqrt = math.sqrt
 
-    def close(keep_open: bool) -> None:
+    def close() -> None:
+        """The period's games are all in: rate each of its players once. They
+        stay open (``is_open``, as ``glicko2.Ladder`` keeps them) until they play
+        in a later period or a season boundary closes every period."""
         for p in open_now:
             b = base[p]
             r, d, v = rated(b[0], phi_in[p], b[2], v_sum[p], d_sum[p], s)
             rating[p], rd[p], sigma[p] = r, d, v
             afters[p].append((r, d))
-            if not keep_open:
-                is_open[p] = False
-        if not keep_open:
-            open_now.clear()
+        open_now.clear()
 
     for chunk in chunks:
         if isinstance(chunk, Boundary):
-            close(False)
+            close()
+            is_open = [False] * players
             if chunk.fraction is not None:
                 f = chunk.fraction
                 rating = [soft_reset(r, initial, f) for r in rating]
@@ -126,12 +127,12 @@ def rate_periods(
             period = periods[start]
             stop = bisect_right(periods, period, start)
             if period != ladder_period:
-                close(False)
+                close()
                 ladder_period = period
             seg0, seg1 = seat0[start:stop], seat1[start:stop]
             # players entering this period now: their state at its start
             for p in {*seg0, *seg1}:
-                if is_open[p]:
+                if is_open[p] and last[p] == period:
                     continue
                 is_open[p] = True
                 b = base[p] = (rating[p], rd[p], sigma[p], last[p])
@@ -166,8 +167,7 @@ def rate_periods(
                 v_sum[j] += gi * gi * ej * (1.0 - ej)
                 d_sum[j] += gi * ((1.0 - s0) - ej)
             start = stop
-    close(True)
-    # each open player's last run got its after in close(True): keep the run open
+    close()
     return GlickoFold(
         rating, rd, sigma, last, is_open, base, v_sum, d_sum, tags_of, runs, afters,
         ladder_period,
