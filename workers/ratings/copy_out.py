@@ -154,30 +154,54 @@ def write_history_columns(
     rows: Iterable[tuple[Any, array[int], Sequence[array[float]], array[int]]],
 ) -> None:
     """COPY Glicko-2 histories: per player ``(player id, tags, [before, after,
-    rd_before, rd_after], periods)``, every array one entry per match."""
+    rd_before, rd_after], periods)``, every array one entry per match. Laid out
+    like the Elo history: a block of players' columns at once, then slices."""
     ladder_field = _text_field(ladder_id)
     with cur.copy(GLICKO_HISTORY_COPY, writer=QueuedLibpqWriter(cur)) as copy:
         copy.write(BINARY_HEADER)
-        block: list[Any] = []
-        for player_id, tags, doubles, periods in rows:
-            g = len(tags)
-            int8s = ARRAY_HEADER(1, 0, INT8_OID, g, 1)
-            float8s = ARRAY_HEADER(1, 0, FLOAT8_OID, g, 1)
-            size = FIELD(20 + 12 * g)
-            positions, scores = _tag_cells(tags)
-            before, after, rd_before, rd_after = (cells_of(a) for a in doubles)
-            block += (
-                _GLICKO_ROW, ladder_field, _text_field(player_id),
-                size, int8s, positions,
-                size, float8s, before,
-                size, float8s, after,
-                size, float8s, scores,
-                size, float8s, rd_before,
-                size, float8s, rd_after,
-                size, int8s, cells_of(periods),
-            )  # fmt: skip
-            if len(block) > 23 * WRITE_BLOCK:
-                copy.write(b"".join(block))
+        block: list[tuple[Any, array[int], Sequence[array[float]], array[int]]] = []
+        for row in rows:
+            block.append(row)
+            if len(block) == WRITE_BLOCK:
+                copy.write(_glicko_rows(ladder_field, block))
                 block = []
-        copy.write(b"".join(block))
+        if block:
+            copy.write(_glicko_rows(ladder_field, block))
         copy.write(BINARY_TRAILER)
+
+
+def _glicko_rows(
+    ladder_field: bytes,
+    block: list[tuple[Any, array[int], Sequence[array[float]], array[int]]],
+) -> bytes:
+    tags = array("q")
+    doubles = [array("d") for _ in range(4)]
+    periods = array("q")
+    for _player, theirs, columns, their_periods in block:
+        tags += theirs
+        for whole, column in zip(doubles, columns, strict=True):
+            whole += column
+        periods += their_periods
+    positions, scores = _tag_cells(tags)
+    before, after, rd_before, rd_after = (memoryview(cells_of(a)) for a in doubles)
+    period_cells = memoryview(cells_of(periods))
+    out: list[Any] = []
+    first = 0
+    for player_id, theirs, _columns, _periods in block:
+        g = len(theirs)
+        lo, hi = 12 * first, 12 * (first + g)
+        int8s = ARRAY_HEADER(1, 0, INT8_OID, g, 1)
+        float8s = ARRAY_HEADER(1, 0, FLOAT8_OID, g, 1)
+        size = FIELD(20 + 12 * g)
+        out += (
+            _GLICKO_ROW, ladder_field, _text_field(player_id),
+            size, int8s, positions[lo:hi],
+            size, float8s, before[lo:hi],
+            size, float8s, after[lo:hi],
+            size, float8s, scores[lo:hi],
+            size, float8s, rd_before[lo:hi],
+            size, float8s, rd_after[lo:hi],
+            size, int8s, period_cells[lo:hi],
+        )  # fmt: skip
+        first += g
+    return b"".join(out)
