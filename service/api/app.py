@@ -55,6 +55,8 @@ ROUTES: list[str] = [
     "service.api.admin:ROUTES",
     "service.api.ratings:ROUTES",
     "service.api.replays:ROUTES",
+    "service.api.seasons:ROUTES",
+    "service.web.seasons_page:ROUTES",
 ]
 """Route handlers mounted on every app, as ``"module:attribute"``."""
 
