@@ -43,13 +43,19 @@ def bench_glicko2(url: str) -> dict[str, Any]:
     with psycopg.connect(url, autocommit=True) as conn:
         _seed_ladder(conn, "glicko2", rating='{"system": "glicko2"}')
         # match i ends in period (i - 1) * PERIODS // MATCHES of a day each
-        at = (f"timestamptz '2026-01-01 00:00:00+00' + ((i - 1)::float8 * {PERIODS * day_s}"
-              f" / {MATCHES}) * interval '1 second'")
+        at = (
+            f"timestamptz '2026-01-01 00:00:00+00' + ((i - 1)::float8 * {PERIODS * day_s}"
+            f" / {MATCHES}) * interval '1 second'"
+        )
         load_s = _load_synthetic(conn, MATCHES, PLAYERS, ladder="glicko2", recorded_at=at)
-        print(f"   loaded {MATCHES:,} synthetic matches of {PLAYERS:,} players over"
-              f" {PERIODS} periods in {load_s:.1f} s")
-    with (psycopg.connect(url, autocommit=True) as conn,
-          psycopg.connect(url, autocommit=True) as reader):
+        print(
+            f"   loaded {MATCHES:,} synthetic matches of {PLAYERS:,} players over"
+            f" {PERIODS} periods in {load_s:.1f} s"
+        )
+    with (
+        psycopg.connect(url, autocommit=True) as conn,
+        psycopg.connect(url, autocommit=True) as reader,
+    ):
         phases: dict[str, float] = {}
         backends0 = [_backend_cpu_s(c) for c in (conn, reader)]
         t0, cpu0 = time.perf_counter(), time.process_time()
@@ -85,23 +91,30 @@ def bench_glicko2(url: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    print(f"-- Glicko-2 recompute: {MATCHES:,} matches, {PLAYERS:,} players"
-          + ("" if MATCHES == 1_000_000 else "  (REDUCED size)"))
+    print(
+        f"-- Glicko-2 recompute: {MATCHES:,} matches, {PLAYERS:,} players"
+        + ("" if MATCHES == 1_000_000 else "  (REDUCED size)")
+    )
     with throwaway_database() as url:
-        results = {"python_loop_ns_at_glicko2": _python_loop_ns()}
+        results: dict[str, Any] = {"python_loop_ns_at_glicko2": _python_loop_ns()}
         results |= bench_glicko2(url)
     rate = results["glicko2_recompute_matches_per_s"]
     phases = results["glicko2_phases_s"]
     cpu = results["glicko2_recompute_cpu_s"]
-    print(f"   {rate:,.0f} matches/s ({results['glicko2_recompute_s']:.2f} s;"
-          f" read {phases['read_ladder_matches']:.2f} / rate {phases['rate']:.2f} /"
-          f" write {phases['write_and_commit']:.2f}; CPU {cpu['python']:.2f} s Python,"
-          f" {cpu.get('postgres', float('nan')):.2f} s PostgreSQL)"
-          f"  target >= {TARGET:,}: {'ok' if rate >= TARGET else 'MISSED'}")
-    print(f"   (load average {os.getloadavg()[0]:.2f}; a bare Python loop step took"
-          f" {results['python_loop_ns_at_glicko2']:.0f} ns, ~30 on an idle core)")
-    merge_results(RESULTS, results | {"glicko2_targets": {
-        "glicko2_recompute_matches_per_s": f">= {TARGET}"}})
+    print(
+        f"   {rate:,.0f} matches/s ({results['glicko2_recompute_s']:.2f} s;"
+        f" read {phases['read_ladder_matches']:.2f} / rate {phases['rate']:.2f} /"
+        f" write {phases['write_and_commit']:.2f}; CPU {cpu['python']:.2f} s Python,"
+        f" {cpu.get('postgres', float('nan')):.2f} s PostgreSQL)"
+        f"  target >= {TARGET:,}: {'ok' if rate >= TARGET else 'MISSED'}"
+    )
+    print(
+        f"   (load average {os.getloadavg()[0]:.2f}; a bare Python loop step took"
+        f" {results['python_loop_ns_at_glicko2']:.0f} ns, ~30 on an idle core)"
+    )
+    merge_results(
+        RESULTS, results | {"glicko2_targets": {"glicko2_recompute_matches_per_s": f">= {TARGET}"}}
+    )
 
 
 if __name__ == "__main__":

@@ -88,10 +88,18 @@ class SeasonRatings(msgspec.Struct, frozen=True, kw_only=True):
 
 def _view(ladder_id: str, s: engine.Season) -> SeasonView:
     return SeasonView(
-        ladder_id=ladder_id, season_id=s.season_id, name=s.name, phase=s.phase,
-        starts_at=s.starts_at, ends_at=s.ends_at, soft_reset=s.soft_reset,
-        started_at=s.started_at, ended_at=s.ended_at, ended_early=s.ended_early,
-        start_position=s.start_position, end_position=s.end_position,
+        ladder_id=ladder_id,
+        season_id=s.season_id,
+        name=s.name,
+        phase=s.phase,
+        starts_at=s.starts_at,
+        ends_at=s.ends_at,
+        soft_reset=s.soft_reset,
+        started_at=s.started_at,
+        ended_at=s.ended_at,
+        ended_early=s.ended_early,
+        start_position=s.start_position,
+        end_position=s.end_position,
     )
 
 
@@ -121,9 +129,13 @@ def _schedule_jobs(settings: Settings, ladder_id: str, *at: datetime) -> None:
     try:
         q = queue(RATINGS, redis=redis_client(settings.redis.url), prefix=settings.redis.prefix)
         for when in at:
-            q.enqueue_at(when, "workers.ratings.move_seasons", ladder_id,
-                         description=f"seasons of ladder {ladder_id} at {when.isoformat()}",
-                         meta={"kind": "seasons", "ladder_id": ladder_id})
+            q.enqueue_at(
+                when,
+                "workers.ratings.move_seasons",
+                ladder_id,
+                description=f"seasons of ladder {ladder_id} at {when.isoformat()}",
+                meta={"kind": "seasons", "ladder_id": ladder_id},
+            )
     except Exception as exc:  # Redis down: the ladder's next ratings job catches up
         log.warning("could not schedule the season jobs of %s (%s)", ladder_id, exc)
 
@@ -134,8 +146,9 @@ def _enqueue_ratings(settings: Settings, ladder_id: str) -> None:
     from workers.queue import enqueue_ladder_update, redis_client
 
     try:
-        enqueue_ladder_update(ladder_id, redis=redis_client(settings.redis.url),
-                              prefix=settings.redis.prefix)
+        enqueue_ladder_update(
+            ladder_id, redis=redis_client(settings.redis.url), prefix=settings.redis.prefix
+        )
     except Exception as exc:
         log.warning("could not enqueue the ratings of %s (%s)", ladder_id, exc)
 
@@ -148,7 +161,10 @@ def _enqueue_ratings(settings: Settings, ladder_id: str) -> None:
     status_code=201,
 )
 async def schedule_season(
-    ladder_id: str, data: SeasonBody, player: Player, pool: AsyncConnectionPool,
+    ladder_id: str,
+    data: SeasonBody,
+    player: Player,
+    pool: AsyncConnectionPool,
     settings: Settings,
 ) -> SeasonView:
     """Schedule a season (the ladder's organiser); it starts now when ``starts_at``
@@ -160,15 +176,24 @@ async def schedule_season(
         await _may_organise(conn, ladder_id, player)
         loaded = await stream.load_async(conn, ladder_id)
         state = engine.fold(loaded.events)
-        events = engine.decide(state, ScheduleSeason(
-            season_id=season_id, name=data.name, starts_at=starts_at,
-            ends_at=_utc(data.ends_at), soft_reset=data.soft_reset, organiser=player.id,
-            now=now,
-        ))
+        events = engine.decide(
+            state,
+            ScheduleSeason(
+                season_id=season_id,
+                name=data.name,
+                starts_at=starts_at,
+                ends_at=_utc(data.ends_at),
+                soft_reset=data.soft_reset,
+                organiser=player.id,
+                now=now,
+            ),
+        )
         state = engine.evolve(state, events[0])
         if starts_at <= now:
-            events += engine.decide(state, StartSeason(
-                season_id=season_id, at_position=await _last_position(conn), now=now))
+            events += engine.decide(
+                state,
+                StartSeason(season_id=season_id, at_position=await _last_position(conn), now=now),
+            )
         await stream.append_async(conn, ladder_id, loaded, events, player.id)
     state = engine.fold([*loaded.events, *events])
     season = state.get(season_id)
@@ -188,7 +213,10 @@ async def schedule_season(
     status_code=200,
 )
 async def end_season(
-    ladder_id: str, season_id: str, player: Player, pool: AsyncConnectionPool,
+    ladder_id: str,
+    season_id: str,
+    player: Player,
+    pool: AsyncConnectionPool,
     settings: Settings,
 ) -> SeasonView:
     """End a running season now (the ladder's organiser): its standings are frozen
@@ -198,10 +226,16 @@ async def end_season(
         await _may_organise(conn, ladder_id, player)
         loaded = await stream.load_async(conn, ladder_id)
         state = engine.fold(loaded.events)
-        events = engine.decide(state, EndSeason(
-            season_id=season_id, at_position=await _last_position(conn), now=now,
-            by=player.id, early=True,
-        ))
+        events = engine.decide(
+            state,
+            EndSeason(
+                season_id=season_id,
+                at_position=await _last_position(conn),
+                now=now,
+                by=player.id,
+                early=True,
+            ),
+        )
         await stream.append_async(conn, ladder_id, loaded, events, player.id)
     await to_thread.run_sync(_enqueue_ratings, settings, ladder_id)
     season = engine.fold([*loaded.events, *events]).get(season_id)
@@ -215,8 +249,12 @@ async def _seasons(conn: AsyncConnection, ladder_id: str) -> tuple[stream.Loaded
     return loaded, engine.fold(loaded.events)
 
 
-@get("/api/ladders/{ladder_id:str}/seasons", operation_id="listSeasons", tags=["seasons"],
-     security=[])
+@get(
+    "/api/ladders/{ladder_id:str}/seasons",
+    operation_id="listSeasons",
+    tags=["seasons"],
+    security=[],
+)
 async def list_seasons(ladder_id: str, pool: AsyncConnectionPool) -> list[SeasonView]:
     """The ladder's seasons, in the order they were scheduled."""
     async with pool.connection() as conn:
@@ -231,8 +269,12 @@ def _season_of(state: engine.Seasons, season_id: str) -> engine.Season:
     return season
 
 
-@get("/api/ladders/{ladder_id:str}/seasons/{season_id:str}", operation_id="getSeason",
-     tags=["seasons"], security=[])
+@get(
+    "/api/ladders/{ladder_id:str}/seasons/{season_id:str}",
+    operation_id="getSeason",
+    tags=["seasons"],
+    security=[],
+)
 async def season_standings(
     ladder_id: str, season_id: str, pool: AsyncConnectionPool
 ) -> SeasonStandings:
@@ -241,26 +283,45 @@ async def season_standings(
     async with pool.connection() as conn:
         loaded, state = await _seasons(conn, ladder_id)
         season = _season_of(state, season_id)
-        frozen = next((e for e in loaded.events
-                       if isinstance(e, StandingsFrozen) and e.season_id == season_id), None)
+        frozen = next(
+            (
+                e
+                for e in loaded.events
+                if isinstance(e, StandingsFrozen) and e.season_id == season_id
+            ),
+            None,
+        )
         if frozen is not None:
-            return SeasonStandings(season=_view(ladder_id, season), frozen=True,
-                                   standings=list(frozen.standings))
+            return SeasonStandings(
+                season=_view(ladder_id, season), frozen=True, standings=list(frozen.standings)
+            )
         rows: list[Any] = []
         if season.start_position is not None:
-            cur = await conn.execute(SEASON_ENTRIES, {
-                "ladder": ladder_id, "start": season.start_position,
-                "end": season.end_position if season.end_position is not None else 2**62,
-            })
+            cur = await conn.execute(
+                SEASON_ENTRIES,
+                {
+                    "ladder": ladder_id,
+                    "start": season.start_position,
+                    "end": season.end_position if season.end_position is not None else 2**62,
+                },
+            )
             rows = await cur.fetchall()
-    return SeasonStandings(season=_view(ladder_id, season), frozen=False,
-                           standings=list(ranked(rows)))
+    return SeasonStandings(
+        season=_view(ladder_id, season), frozen=False, standings=list(ranked(rows))
+    )
 
 
-@get("/api/ladders/{ladder_id:str}/seasons/{season_id:str}/players/{player_id:str}/ratings",
-     operation_id="playerSeasonRatings", tags=["seasons"], security=[])
+@get(
+    "/api/ladders/{ladder_id:str}/seasons/{season_id:str}/players/{player_id:str}/ratings",
+    operation_id="playerSeasonRatings",
+    tags=["seasons"],
+    security=[],
+)
 async def player_season_ratings(
-    ladder_id: str, season_id: str, player_id: str, pool: AsyncConnectionPool,
+    ladder_id: str,
+    season_id: str,
+    player_id: str,
+    pool: AsyncConnectionPool,
     limit: Annotated[int, Parameter(ge=1, le=1000)] = 1000,
 ) -> SeasonRatings:
     """A player's rating history within one season."""
@@ -271,8 +332,9 @@ async def player_season_ratings(
     start = season.start_position if season.start_position is not None else 2**62
     end = season.end_position if season.end_position is not None else 2**62
     inside = [h for h in whole.history if start < h.position <= end]
-    return SeasonRatings(season=_view(ladder_id, season), player_id=player_id,
-                         history=inside[:limit])
+    return SeasonRatings(
+        season=_view(ladder_id, season), player_id=player_id, history=inside[:limit]
+    )
 
 
 ROUTES = [schedule_season, end_season, list_seasons, season_standings, player_season_ratings]

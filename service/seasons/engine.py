@@ -79,34 +79,42 @@ def decide(state: Seasons, command: SeasonCommand) -> list[LadderEvent]:
                     code="season_dates",
                 )
             if ends_at <= command.now:
-                raise ValidationFailed("This season's end date is in the past.",
-                                       code="season_dates")
+                raise ValidationFailed(
+                    "This season's end date is in the past.", code="season_dates"
+                )
             if not 0.0 <= command.soft_reset <= 1.0:
-                raise ValidationFailed("soft_reset is a fraction from 0 to 1.",
-                                       code="season_soft_reset")
+                raise ValidationFailed(
+                    "soft_reset is a fraction from 0 to 1.", code="season_soft_reset"
+                )
             if state.get(command.season_id) is not None:
                 raise Conflict("A season with this id exists.", code="season_exists")
             for other in state.seasons:
                 end = other.ended_at if other.phase in ("ended", "frozen") else other.ends_at
                 if starts_at < end and other.starts_at < ends_at:  # type: ignore[operator]
-                    raise Conflict(f"The dates overlap season {other.name!r}.",
-                                   code="season_overlap")
-            return [SeasonScheduled(
-                season_id=command.season_id, name=name.strip(), starts_at=starts_at,
-                ends_at=ends_at, soft_reset=command.soft_reset, organiser=command.organiser,
-            )]
+                    raise Conflict(
+                        f"The dates overlap season {other.name!r}.", code="season_overlap"
+                    )
+            return [
+                SeasonScheduled(
+                    season_id=command.season_id,
+                    name=name.strip(),
+                    starts_at=starts_at,
+                    ends_at=ends_at,
+                    soft_reset=command.soft_reset,
+                    organiser=command.organiser,
+                )
+            ]
         case StartSeason(season_id=season_id, now=now):
             season = _season(state, season_id)
             if season.phase != "scheduled":
                 raise Conflict("This season has started already.", code="season_started")
             if now < season.starts_at:
-                raise Conflict("This season's start date has not come yet.",
-                               code="season_not_due")
+                raise Conflict("This season's start date has not come yet.", code="season_not_due")
             if state.running() is not None:
-                raise Conflict("Another season is running on this ladder.",
-                               code="season_running")
-            return [SeasonStarted(season_id=season_id, at_position=command.at_position,
-                                  started_at=now)]
+                raise Conflict("Another season is running on this ladder.", code="season_running")
+            return [
+                SeasonStarted(season_id=season_id, at_position=command.at_position, started_at=now)
+            ]
         case EndSeason(season_id=season_id, now=now, early=early):
             season = _season(state, season_id)
             if season.phase == "scheduled":
@@ -114,44 +122,72 @@ def decide(state: Seasons, command: SeasonCommand) -> list[LadderEvent]:
             if season.phase != "running":
                 raise Conflict("This season has ended already.", code="season_ended")
             if not early and now < season.ends_at:
-                raise Conflict("This season's end date has not come yet.",
-                               code="season_not_due")
-            return [SeasonEnded(season_id=season_id, at_position=command.at_position,
-                                ended_at=now, early=early and now < season.ends_at,
-                                by=command.by)]
+                raise Conflict("This season's end date has not come yet.", code="season_not_due")
+            return [
+                SeasonEnded(
+                    season_id=season_id,
+                    at_position=command.at_position,
+                    ended_at=now,
+                    early=early and now < season.ends_at,
+                    by=command.by,
+                )
+            ]
         case FreezeStandings(season_id=season_id):
             season = _season(state, season_id)
             if season.phase == "frozen":
-                raise Conflict("This season's standings are frozen already.",
-                               code="standings_frozen")
+                raise Conflict(
+                    "This season's standings are frozen already.", code="standings_frozen"
+                )
             if season.phase != "ended" or season.end_position is None:
-                raise Conflict("A season's standings are frozen once it has ended.",
-                               code="season_not_ended")
-            return [StandingsFrozen(season_id=season_id, at_position=season.end_position,
-                                    standings=command.standings)]
+                raise Conflict(
+                    "A season's standings are frozen once it has ended.", code="season_not_ended"
+                )
+            return [
+                StandingsFrozen(
+                    season_id=season_id,
+                    at_position=season.end_position,
+                    standings=command.standings,
+                )
+            ]
 
 
 def _replace(state: Seasons, season_id: str, **changes: object) -> Seasons:
-    return Seasons(seasons=tuple(
-        msgspec.structs.replace(s, **changes) if s.season_id == season_id else s
-        for s in state.seasons
-    ))
+    return Seasons(
+        seasons=tuple(
+            msgspec.structs.replace(s, **changes) if s.season_id == season_id else s
+            for s in state.seasons
+        )
+    )
 
 
 def evolve(state: Seasons, event: LadderEvent) -> Seasons:
     match event:
         case SeasonScheduled():
-            season = Season(season_id=event.season_id, name=event.name,
-                            starts_at=event.starts_at, ends_at=event.ends_at,
-                            soft_reset=event.soft_reset)
+            season = Season(
+                season_id=event.season_id,
+                name=event.name,
+                starts_at=event.starts_at,
+                ends_at=event.ends_at,
+                soft_reset=event.soft_reset,
+            )
             return Seasons(seasons=(*state.seasons, season))
         case SeasonStarted():
-            return _replace(state, event.season_id, phase="running",
-                            start_position=event.at_position, started_at=event.started_at)
+            return _replace(
+                state,
+                event.season_id,
+                phase="running",
+                start_position=event.at_position,
+                started_at=event.started_at,
+            )
         case SeasonEnded():
-            return _replace(state, event.season_id, phase="ended",
-                            end_position=event.at_position, ended_at=event.ended_at,
-                            ended_early=event.early)
+            return _replace(
+                state,
+                event.season_id,
+                phase="ended",
+                end_position=event.at_position,
+                ended_at=event.ended_at,
+                ended_early=event.early,
+            )
         case StandingsFrozen():
             return _replace(state, event.season_id, phase="frozen")
 

@@ -34,8 +34,15 @@ def ranked(rows: Iterable[tuple[Any, ...]]) -> tuple[FrozenStanding, ...]:
         c[0 if score == 1.0 else (2 if score == 0.0 else 1)] += 1
     order = sorted(last, key=lambda p: (-last[p][1], p))
     return tuple(
-        FrozenStanding(rank=k, player_id=p, rating=last[p][1], rd=last[p][2],
-                       games=sum(counts[p]), wins=counts[p][0], draws=counts[p][1],
-                       losses=counts[p][2])
+        FrozenStanding(
+            rank=k,
+            player_id=p,
+            rating=last[p][1],
+            rd=last[p][2],
+            games=sum(counts[p]),
+            wins=counts[p][0],
+            draws=counts[p][1],
+            losses=counts[p][2],
+        )
         for k, p in enumerate(order, start=1)
     )

@@ -49,8 +49,14 @@ def _rows(
     rows = []
     for k, event in enumerate(events, start=loaded.version + 1):
         data = ladder_event_encoder.encode(event)
-        h = row_hash(prev, match_id=stream_id(ladder_id), version=k, actor=actor,
-                     recorded_at=at, event_bytes=data)
+        h = row_hash(
+            prev,
+            match_id=stream_id(ladder_id),
+            version=k,
+            actor=actor,
+            recorded_at=at,
+            event_bytes=data,
+        )
         tag = type(event).__struct_config__.tag
         rows.append((ladder_id, k, tag, data.decode(), actor, at, prev, h))
         prev = h
@@ -62,7 +68,10 @@ def load(conn: psycopg.Connection[Any], ladder_id: str) -> Loaded:
 
 
 def append(
-    conn: psycopg.Connection[Any], ladder_id: str, loaded: Loaded, events: list[LadderEvent],
+    conn: psycopg.Connection[Any],
+    ladder_id: str,
+    loaded: Loaded,
+    events: list[LadderEvent],
     actor: str,
 ) -> None:
     try:
@@ -78,7 +87,10 @@ async def load_async(conn: AsyncConnection[Any], ladder_id: str) -> Loaded:
 
 
 async def append_async(
-    conn: AsyncConnection[Any], ladder_id: str, loaded: Loaded, events: list[LadderEvent],
+    conn: AsyncConnection[Any],
+    ladder_id: str,
+    loaded: Loaded,
+    events: list[LadderEvent],
     actor: str,
 ) -> None:
     try:
@@ -93,9 +105,14 @@ def verify(rows: list[tuple[Any, ...]], ladder_id: str) -> bool:
     prev = GENESIS_HASH
     for k, (version, data, actor, recorded_at, prev_hash, hash_) in enumerate(rows, start=1):
         event = ladder_event_decoder.decode(data)
-        expected = row_hash(prev, match_id=stream_id(ladder_id), version=version, actor=actor,
-                            recorded_at=recorded_at,
-                            event_bytes=ladder_event_encoder.encode(event))
+        expected = row_hash(
+            prev,
+            match_id=stream_id(ladder_id),
+            version=version,
+            actor=actor,
+            recorded_at=recorded_at,
+            event_bytes=ladder_event_encoder.encode(event),
+        )
         if version != k or bytes(prev_hash) != prev or bytes(hash_) != expected:
             return False
         prev = expected

@@ -24,9 +24,11 @@ def _shell() -> bytes:
 @get("/ladders/{ladder_id:str}/seasons", include_in_schema=False, sync_to_thread=False)
 def seasons_page(ladder_id: str) -> Response[bytes]:
     """A ladder's seasons: the running one live, the ended ones as frozen."""
-    return Response(_shell(), media_type=MediaType.HTML,
-                    headers={"Cache-Control": _REVALIDATE.to_header()})
+    return Response(
+        _shell(), media_type=MediaType.HTML, headers={"Cache-Control": _REVALIDATE.to_header()}
+    )
 
 
-ROUTES: Final = [Router(path="/", route_handlers=[seasons_page], include_in_schema=False,
-                        security=[])]
+ROUTES: Final = [
+    Router(path="/", route_handlers=[seasons_page], include_in_schema=False, security=[])
+]

@@ -104,7 +104,8 @@ result_st = st.tuples(
 @settings(max_examples=150, deadline=None)
 @given(st.lists(result_st, max_size=120), st.data())
 def test_recompute_from_scratch_equals_incremental_updates(results, data) -> None:
-    s = EloSettings(initial=2300.0, established_after_games=5, provisional_games=4)  # reach K changes
+    # settings that reach the K changes
+    s = EloSettings(initial=2300.0, established_after_games=5, provisional_games=4)
     rows = [(f"m{i}", i, a, b, sc) for i, (a, b, sc) in enumerate(results)]
     whole = recompute(rows, s)
     # incremental: stop at random points, persist the table, resume from it

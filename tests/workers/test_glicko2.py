@@ -35,8 +35,10 @@ def test_step_2_converts_ratings_and_rds_to_the_glicko_2_scale() -> None:
 
 def test_step_3_g_and_e_of_each_opponent_are_the_papers() -> None:
     gs = [glicko2.g(glicko2.phi_of(rd)) for _, rd, _ in OPPONENTS]
-    es = [glicko2.expected(0.0, glicko2.mu_of(r), gj)
-          for (r, _, _), gj in zip(OPPONENTS, gs, strict=True)]
+    es = [
+        glicko2.expected(0.0, glicko2.mu_of(r), gj)
+        for (r, _, _), gj in zip(OPPONENTS, gs, strict=True)
+    ]
     assert [round(x, 4) for x in gs] == [0.9955, 0.9531, 0.7242]
     assert [round(x, 3) for x in es] == [0.639, 0.432, 0.303]
 
@@ -54,8 +56,9 @@ def test_step_3_v_is_the_papers() -> None:
 
 
 def test_step_4_delta_is_the_papers() -> None:
-    d_sum = sum(glicko2.delta_term(gj, s, e)
-                for gj, s, e in zip(PAPER_G, PAPER_S, PAPER_E, strict=True))
+    d_sum = sum(
+        glicko2.delta_term(gj, s, e) for gj, s, e in zip(PAPER_G, PAPER_S, PAPER_E, strict=True)
+    )
     assert close_to(d_sum, -0.2718, 4)  # the bracket: 0.3594 - 0.4117 - 0.2194
     assert close_to(1.7785 * d_sum, -0.4834, 4)
 
@@ -95,14 +98,22 @@ def test_the_whole_update_in_exact_arithmetic_lands_on_the_papers_result() -> No
     # all three games share the period's before and after
     mine = [e for e in ladder.history if e.player_id == "me"]
     assert {(e.before, e.after, e.rd_after, e.period) for e in mine} == {
-        (1500.0, me.rating, me.rd, 7)}
+        (1500.0, me.rating, me.rd, 7)
+    }
 
 
 def _fixed(player_id: str, rating: float, rd: float) -> glicko2.PlayerState:
     """An opponent entering the period at ``rating`` and ``rd`` (as stored, no idle growth)."""
     return glicko2.PlayerState(
-        player_id=player_id, rating=rating, rd=rd, volatility=0.06, peak=rating, period=None,
-        base_rating=rating, base_rd=rd, base_volatility=0.06,
+        player_id=player_id,
+        rating=rating,
+        rd=rd,
+        volatility=0.06,
+        peak=rating,
+        period=None,
+        base_rating=rating,
+        base_rd=rd,
+        base_volatility=0.06,
     )
 
 
@@ -156,12 +167,19 @@ def test_settings_are_checked_by_name() -> None:
 
 PLAYERS = [f"p{i}" for i in range(7)]
 game = st.tuples(
-    st.sampled_from(PLAYERS), st.sampled_from(PLAYERS), st.sampled_from([0.0, 0.5, 1.0]),
+    st.sampled_from(PLAYERS),
+    st.sampled_from(PLAYERS),
+    st.sampled_from([0.0, 0.5, 1.0]),
     st.integers(0, 3),  # how many periods the clock moves before this game (mostly 0)
     st.booleans(),  # ended on time
 ).filter(lambda t: t[0] != t[1])
 item = st.one_of(
-    game, game, game, game, game, game,
+    game,
+    game,
+    game,
+    game,
+    game,
+    game,
     st.tuples(st.just("boundary"), st.sampled_from([None, 0.0, 0.25, 1.0])),
 )
 settings_st = st.builds(
@@ -231,18 +249,42 @@ def test_the_fast_recompute_gives_the_reference_ladder_bit_for_bit(items, s) -> 
             continue
         ref = reference.players[player_id]
         row = table_row(fold, p, s)
-        expected = (ref.rating, ref.games, ref.wins, ref.draws, ref.losses, ref.peak, False,
-                    ref.rd > s.provisional_rd, ref.timeouts, ref.rd, ref.volatility, ref.period,
-                    ref.period_open, ref.base_rating, ref.base_rd, ref.base_volatility,
-                    ref.base_period, ref.v_sum, ref.d_sum, ref.period_games)
+        expected = (
+            ref.rating,
+            ref.games,
+            ref.wins,
+            ref.draws,
+            ref.losses,
+            ref.peak,
+            False,
+            ref.rd > s.provisional_rd,
+            ref.timeouts,
+            ref.rd,
+            ref.volatility,
+            ref.period,
+            ref.period_open,
+            ref.base_rating,
+            ref.base_rd,
+            ref.base_volatility,
+            ref.base_period,
+            ref.v_sum,
+            ref.d_sum,
+            ref.period_games,
+        )
         assert hexed(list(row)) == hexed(list(expected)), player_id
         before, after, rd_before, rd_after, periods = history_columns(fold, p)
         mine = [e for e in reference.history if e.player_id == player_id]
-        assert hexed([list(before), list(after), list(rd_before), list(rd_after),
-                      list(periods)]) == hexed([[e.before for e in mine], [e.after for e in mine],
-                                                [e.rd_before for e in mine],
-                                                [e.rd_after for e in mine],
-                                                [e.period for e in mine]])
+        assert hexed(
+            [list(before), list(after), list(rd_before), list(rd_after), list(periods)]
+        ) == hexed(
+            [
+                [e.before for e in mine],
+                [e.after for e in mine],
+                [e.rd_before for e in mine],
+                [e.rd_after for e in mine],
+                [e.period for e in mine],
+            ]
+        )
     assert fold.ladder_period == reference.period
 
 

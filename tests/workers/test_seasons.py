@@ -47,7 +47,8 @@ async def api(
 def stream_rows(conn: psycopg.Connection, ladder_id: str) -> list[tuple[object, ...]]:
     return conn.execute(
         "SELECT version, data::text, actor, recorded_at, prev_hash, hash FROM ladder_events"
-        " WHERE ladder_id = %s ORDER BY version", (ladder_id,),
+        " WHERE ladder_id = %s ORDER BY version",
+        (ladder_id,),
     ).fetchall()
 
 
@@ -57,14 +58,27 @@ async def season(api: Api, ladder_id: str, who: Account, **body: object) -> dict
     return dict(r.json())
 
 
-def play(conn: psycopg.Connection, ladder_id: str, players: list[str], n: int, at: datetime,
-         offset: int = 0) -> None:
+def play(
+    conn: psycopg.Connection,
+    ladder_id: str,
+    players: list[str],
+    n: int,
+    at: datetime,
+    offset: int = 0,
+) -> None:
     for i in range(offset, offset + n):
         a, b = players[i % len(players)], players[(i * 2 + 1) % len(players)]
         if a == b:
             b = players[(i + 1) % len(players)]
-        insert_result(conn, ladder_id, a, b, (0, 1, None, 0)[i % 4], at + timedelta(minutes=7 * i),
-                      reason="timeout" if i % 5 == 2 else None)
+        insert_result(
+            conn,
+            ladder_id,
+            a,
+            b,
+            (0, 1, None, 0)[i % 4],
+            at + timedelta(minutes=7 * i),
+            reason="timeout" if i % 5 == 2 else None,
+        )
 
 
 @pytest.mark.parametrize("system", ["elo", "glicko2"])
@@ -73,16 +87,26 @@ async def test_seasons_soft_reset_in_the_fold_freeze_standings_and_recompute_bit
 ) -> None:
     organiser = await api.organiser()
     players = [await api.register() for _ in range(4)]
-    ladder_id = await api.ladder(organiser, members=players, rating_system=system,
-                                 rating={"rating_period_s": 3600} if system == "glicko2" else {})
+    ladder_id = await api.ladder(
+        organiser,
+        members=players,
+        rating_system=system,
+        rating={"rating_period_s": 3600} if system == "glicko2" else {},
+    )
     ids = [p.id for p in players]
     now = datetime.now(UTC)
     play(conn, ladder_id, ids, 10, now - timedelta(days=2))
     assert apply_ladder(conn, ladder_id)["mode"] == "full"
     before_reset = table(conn, ladder_id)
 
-    one = await season(api, ladder_id, organiser, name="Spring", soft_reset=0.5,
-                       ends_at=(now + timedelta(days=30)).isoformat())
+    one = await season(
+        api,
+        ladder_id,
+        organiser,
+        name="Spring",
+        soft_reset=0.5,
+        ends_at=(now + timedelta(days=30)).isoformat(),
+    )
     assert one["phase"] == "running" and one["start_position"] is not None
     play(conn, ladder_id, ids, 12, now - timedelta(days=1), offset=10)
     assert apply_ladder(conn, ladder_id)["mode"] == "incremental"
@@ -108,33 +132,51 @@ async def test_seasons_soft_reset_in_the_fold_freeze_standings_and_recompute_bit
     assert ratings == sorted(ratings, reverse=True)
     current = table(conn, ladder_id)
     assert {s["player_id"]: s["rating"] for s in standings} == {
-        p: current[p][0] for p in ids if any(s["player_id"] == p for s in standings)}
+        p: current[p][0] for p in ids if any(s["player_id"] == p for s in standings)
+    }
     if system == "glicko2":
         assert all(s["rd"] is not None for s in standings)
 
     # a player's ratings within the season: only that season's matches
-    history = (await api.get(
-        f"/api/ladders/{ladder_id}/seasons/{one['season_id']}/players/{ids[0]}/ratings",
-        None)).json()["history"]
+    history = (
+        await api.get(
+            f"/api/ladders/{ladder_id}/seasons/{one['season_id']}/players/{ids[0]}/ratings", None
+        )
+    ).json()["history"]
     assert history and all(
-        one["start_position"] < h["position"] <= ended["end_position"] for h in history)
+        one["start_position"] < h["position"] <= ended["end_position"] for h in history
+    )
 
     # the next season, and results after it; then the whole ladder from the log
-    two = await season(api, ladder_id, organiser, name="Summer", soft_reset=0.25,
-                       ends_at=(now + timedelta(days=60)).isoformat())
+    two = await season(
+        api,
+        ladder_id,
+        organiser,
+        name="Summer",
+        soft_reset=0.25,
+        ends_at=(now + timedelta(days=60)).isoformat(),
+    )
     play(conn, ladder_id, ids, 9, now - timedelta(hours=3), offset=30)
     apply_ladder(conn, ladder_id)
-    snapshot = (glicko_state(conn, ladder_id), glicko_histories(conn, ladder_id)) \
-        if system == "glicko2" else (table(conn, ladder_id), histories(conn, ladder_id))
-    frozen_events = [e for e in stream.load(conn, ladder_id).events
-                     if isinstance(e, StandingsFrozen)]
+    snapshot = (
+        (glicko_state(conn, ladder_id), glicko_histories(conn, ladder_id))
+        if system == "glicko2"
+        else (table(conn, ladder_id), histories(conn, ladder_id))
+    )
+    frozen_events = [
+        e for e in stream.load(conn, ladder_id).events if isinstance(e, StandingsFrozen)
+    ]
     assert apply_ladder(conn, ladder_id, full=True)["mode"] == "full"
-    again = (glicko_state(conn, ladder_id), glicko_histories(conn, ladder_id)) \
-        if system == "glicko2" else (table(conn, ladder_id), histories(conn, ladder_id))
+    again = (
+        (glicko_state(conn, ladder_id), glicko_histories(conn, ladder_id))
+        if system == "glicko2"
+        else (table(conn, ladder_id), histories(conn, ladder_id))
+    )
     assert again == snapshot
     # a recompute never freezes a season twice
-    assert [e for e in stream.load(conn, ladder_id).events
-            if isinstance(e, StandingsFrozen)] == frozen_events
+    assert [
+        e for e in stream.load(conn, ladder_id).events if isinstance(e, StandingsFrozen)
+    ] == frozen_events
     seasons = (await api.get(f"/api/ladders/{ladder_id}/seasons", None)).json()
     assert [s["name"] for s in seasons] == ["Spring", "Summer"]
     assert [s["phase"] for s in seasons] == ["frozen", "running"]
@@ -150,25 +192,58 @@ async def test_bad_season_requests_are_refused_by_name_and_change_nothing(
     player = await api.register()
     ladder_id = await api.ladder(organiser)
     now = datetime.now(UTC)
-    first = await season(api, ladder_id, organiser, name="One",
-                         ends_at=(now + timedelta(days=10)).isoformat())
+    first = await season(
+        api, ladder_id, organiser, name="One", ends_at=(now + timedelta(days=10)).isoformat()
+    )
     rows = stream_rows(conn, ladder_id)
     base = f"/api/ladders/{ladder_id}/seasons"
     cases = [
-        (organiser, {"name": "Two", "ends_at": (now + timedelta(days=5)).isoformat()}, 409,
-         "season_overlap"),
-        (organiser, {"name": "Two", "starts_at": (now + timedelta(days=40)).isoformat(),
-                     "ends_at": (now + timedelta(days=20)).isoformat()}, 400, "season_dates"),
-        (organiser, {"name": "Two", "ends_at": (now - timedelta(days=1)).isoformat()}, 400,
-         "season_dates"),
-        (organiser, {"name": "Two", "ends_at": (now + timedelta(days=50)).isoformat(),
-                     "soft_reset": 1.5}, 400, "validation_error"),
-        (organiser, {"name": "Two", "ends_at": (now + timedelta(days=50)).isoformat(),
-                     "reset": 0.5}, 400, "validation_error"),
-        (stranger, {"name": "Two", "ends_at": (now + timedelta(days=50)).isoformat()}, 403,
-         "forbidden"),
-        (player, {"name": "Two", "ends_at": (now + timedelta(days=50)).isoformat()}, 403,
-         "forbidden"),
+        (
+            organiser,
+            {"name": "Two", "ends_at": (now + timedelta(days=5)).isoformat()},
+            409,
+            "season_overlap",
+        ),
+        (
+            organiser,
+            {
+                "name": "Two",
+                "starts_at": (now + timedelta(days=40)).isoformat(),
+                "ends_at": (now + timedelta(days=20)).isoformat(),
+            },
+            400,
+            "season_dates",
+        ),
+        (
+            organiser,
+            {"name": "Two", "ends_at": (now - timedelta(days=1)).isoformat()},
+            400,
+            "season_dates",
+        ),
+        (
+            organiser,
+            {"name": "Two", "ends_at": (now + timedelta(days=50)).isoformat(), "soft_reset": 1.5},
+            400,
+            "validation_error",
+        ),
+        (
+            organiser,
+            {"name": "Two", "ends_at": (now + timedelta(days=50)).isoformat(), "reset": 0.5},
+            400,
+            "validation_error",
+        ),
+        (
+            stranger,
+            {"name": "Two", "ends_at": (now + timedelta(days=50)).isoformat()},
+            403,
+            "forbidden",
+        ),
+        (
+            player,
+            {"name": "Two", "ends_at": (now + timedelta(days=50)).isoformat()},
+            403,
+            "forbidden",
+        ),
     ]
     for who, body, status, code in cases:
         problem = assert_problem(await api.post(base, who, body), status, code)
@@ -177,8 +252,9 @@ async def test_bad_season_requests_are_refused_by_name_and_change_nothing(
     r = await api.post(f"{base}/{first['season_id']}/end", organiser)
     assert r.status_code == 200
     rows = stream_rows(conn, ladder_id)
-    assert_problem(await api.post(f"{base}/{first['season_id']}/end", organiser), 409,
-                   "season_ended")
+    assert_problem(
+        await api.post(f"{base}/{first['season_id']}/end", organiser), 409, "season_ended"
+    )
     assert_problem(await api.get(f"{base}/nope", None), 404, "no_such_season")
     assert_problem(await api.get("/api/ladders/nope/seasons", None), 404, "not_found")
     assert stream_rows(conn, ladder_id) == rows
@@ -208,7 +284,6 @@ async def test_a_season_ends_by_itself_on_its_date_through_rqs_scheduler(
     season_state = state.seasons[0]
     assert season_state.ended_at is not None and season_state.ended_at >= ends_at
     assert season_state.ended_early is False
-    page = (await api.get(f"/api/ladders/{ladder_id}/seasons/{started['season_id']}",
-                          None)).json()
+    page = (await api.get(f"/api/ladders/{ladder_id}/seasons/{started['season_id']}", None)).json()
     assert [s["games"] for s in page["standings"]] == [1, 1]
     assert math.isclose(page["standings"][0]["rating"], 1520.0)

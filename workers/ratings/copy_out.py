@@ -51,8 +51,19 @@ RATINGS_COLUMNS = (
     "ladder_id, player_id, rating, games, wins, draws, losses, peak, reached_master,"
     " provisional, timeouts"
 )
-_RATINGS_TYPES = ["text", "text", "float8", "int4", "int4", "int4", "int4", "float8", "bool",
-                  "bool", "int4"]
+_RATINGS_TYPES = [
+    "text",
+    "text",
+    "float8",
+    "int4",
+    "int4",
+    "int4",
+    "int4",
+    "float8",
+    "bool",
+    "bool",
+    "int4",
+]
 
 
 def _tag_cells(tags: array[int]) -> tuple[memoryview, memoryview]:
@@ -82,16 +93,16 @@ def write_elo(
         copy.write(BINARY_HEADER)
         for start in range(0, len(rated), WRITE_BLOCK):
             players = rated[start : start + WRITE_BLOCK]
-            copy.write(_elo_rows(ladder_field, player_ids, players, fold, initial_cell,
-                                 settings.initial))
+            copy.write(
+                _elo_rows(ladder_field, player_ids, players, fold, initial_cell, settings.initial)
+            )
         copy.write(BINARY_TRAILER)
     provisional_games = settings.provisional_until
     with cur.copy(f"COPY ratings ({RATINGS_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
         copy.set_types(_RATINGS_TYPES)
         for p, row in folded_table(fold, settings):
             *stats, timeouts = row
-            copy.write_row((ladder_id, player_ids[p], *stats, row[1] < provisional_games,
-                            timeouts))
+            copy.write_row((ladder_id, player_ids[p], *stats, row[1] < provisional_games, timeouts))
 
 
 def _text_field(text: Any) -> bytes:

@@ -61,9 +61,7 @@ class Fold(NamedTuple):
     started from a reset rating (``befores``)."""
 
 
-def rate_chunks(
-    chunks: Iterable[Chunk | Reset], players: int, settings: EloSettings
-) -> Fold:
+def rate_chunks(chunks: Iterable[Chunk | Reset], players: int, settings: EloSettings) -> Fold:
     """Rate blocks of results in order: the hot loop of a recompute.
 
     Keeps in the loop only what the Elo needs, in flat lists indexed by player:
@@ -195,8 +193,10 @@ def folded_table(fold: Fold, settings: EloSettings) -> Iterator[tuple[int, list[
         if theirs:
             wins, draws, losses, timeouts = tally(little_endian(tags)[0::8])
             peak = max(initial, max(theirs))
-            yield p, [fold.rating[p], len(theirs), wins, draws, losses, peak, peak >= master,
-                      timeouts]
+            yield (
+                p,
+                [fold.rating[p], len(theirs), wins, draws, losses, peak, peak >= master, timeouts],
+            )
 
 
 Result = tuple[str, int, str, str, float] | tuple[str, int, str, str, float, bool]
@@ -218,7 +218,7 @@ def rate_results(
             block = ([], [], [], [], [])
             continue
         _match, position, p0, p1, score0 = item[:5]
-        timeout = bool(item[5]) if len(item) > 5 else False  # type: ignore[misc]
+        timeout = bool(item[5]) if len(item) > 5 else False
         seat0, seat1, scores, tags0, tags1 = block
         seat0.append(roster[p0])
         seat1.append(roster[p1])

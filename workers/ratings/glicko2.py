@@ -1,20 +1,20 @@
 """Glicko-2, as Mark Glickman's "Example of the Glicko-2 system" (2013) writes it,
 as plain functions over plain numbers, and a ladder rated period by period.
 
-A player is ``(r, RD, σ)``: rating, rating deviation, volatility. Results are
+A player is ``(r, RD, sigma)``: rating, rating deviation, volatility. Results are
 rated in *rating periods* (docs/ratings.md says how a result's period is read
 from the log); within one period every game is rated against the opponents'
 ratings at the period's start, and a player's new rating comes from all their
 games of the period at once:
 
-* on the Glicko-2 scale ``μ = (r − 1500) / 173.7178``, ``φ = RD / 173.7178``;
-* ``g(φ) = 1 / √(1 + 3φ²/π²)``, ``E = 1 / (1 + exp(−g(φⱼ)(μ − μⱼ)))``;
-* ``v = 1 / Σ g(φⱼ)² E (1 − E)``, ``Δ = v Σ g(φⱼ)(sⱼ − E)``;
-* the new volatility ``σ′`` by the paper's Illinois iteration (``ε = 1e-6``);
-* ``φ* = √(φ² + σ′²)``, ``φ′ = 1 / √(1/φ*² + 1/v)``, ``μ′ = μ + φ′² Σ g(φⱼ)(sⱼ − E)``.
+* on the Glicko-2 scale ``μ = (r - 1500) / 173.7178``, ``φ = RD / 173.7178``;
+* ``g(φ) = 1 / √(1 + 3φ²/π²)``, ``E = 1 / (1 + exp(-g(φⱼ)(μ - μⱼ)))``;
+* ``v = 1 / Σ g(φⱼ)² E (1 - E)``, ``Δ = v Σ g(φⱼ)(sⱼ - E)``;
+* the new volatility ``sigma'`` by the paper's Illinois iteration (``ε = 1e-6``);
+* ``φ* = √(φ² + sigma'²)``, ``φ' = 1 / √(1/φ*² + 1/v)``, ``μ' = μ + φ'² Σ g(φⱼ)(sⱼ - E)``.
 
-A player who sits out ``k`` periods keeps ``μ`` and ``σ`` and enters the next
-one with ``φ = min(√(φ² + k σ²), φ_max)``: the paper's step for a period
+A player who sits out ``k`` periods keeps ``μ`` and ``sigma`` and enters the next
+one with ``φ = min(√(φ² + k sigma²), φ_max)``: the paper's step for a period
 without games, ``k`` times, written in closed form (one expression, so every
 path computes the same bits) and capped at the ladder's largest RD.
 
@@ -114,7 +114,7 @@ def v_term(g_j: float, e: float) -> float:
 
 
 def delta_term(g_j: float, score: float, e: float) -> float:
-    """One game's part of ``Δ / v`` (and of ``(μ′ − μ) / φ′²``)."""
+    """One game's part of ``Δ / v`` (and of ``(μ' - μ) / φ'²``)."""
     return g_j * (score - e)
 
 
@@ -128,7 +128,7 @@ def entering_phi(rd: float, volatility: float, idle: int, max_rd: float) -> floa
 
 
 def new_volatility(phi: float, sigma: float, v: float, delta: float, tau: float) -> float:
-    """Step 5: ``σ′``, by the Illinois algorithm as the paper gives it."""
+    """Step 5: ``sigma'``, by the Illinois algorithm as the paper gives it."""
     a = math.log(sigma * sigma)
     phi2 = phi * phi
     delta2 = delta * delta
@@ -173,7 +173,7 @@ class Update(msgspec.Struct, frozen=True):
 
 
 def update(mu: float, phi: float, sigma: float, v_sum: float, d_sum: float, tau: float) -> Update:
-    """A player's period from ``v_sum = Σ g² E (1 − E)`` and ``d_sum = Σ g (s − E)``."""
+    """A player's period from ``v_sum = Σ g² E (1 - E)`` and ``d_sum = Σ g (s - E)``."""
     v = 1.0 / v_sum
     delta = v * d_sum
     sigma_new = new_volatility(phi, sigma, v, delta, tau)
@@ -183,18 +183,20 @@ def update(mu: float, phi: float, sigma: float, v_sum: float, d_sum: float, tau:
 
 
 def rated(
-    rating: float, phi: float, sigma: float, v_sum: float, d_sum: float,
+    rating: float,
+    phi: float,
+    sigma: float,
+    v_sum: float,
+    d_sum: float,
     settings: Glicko2Settings,
 ) -> tuple[float, float, float]:
-    """``(r′, RD′, σ′)`` of a player who entered the period at ``rating`` and ``φ``."""
+    """``(r', RD', sigma')`` of a player who entered the period at ``rating`` and ``φ``."""
     u = update(mu_of(rating), phi, sigma, v_sum, d_sum, settings.tau)
     rd = rd_of(u.phi)
     return rating_of(u.mu), (settings.max_rd if rd > settings.max_rd else rd), u.sigma
 
 
-def expected_score(
-    rating: float, rd: float, opponent: float, opponent_rd: float
-) -> float:
+def expected_score(rating: float, rd: float, opponent: float, opponent_rd: float) -> float:
     """The score ``rating`` expects against ``opponent`` before a match, both RDs
     counted (Glickman's ``g(√(φ² + φⱼ²))``): for two players it sums to 1."""
     phi_a, phi_b = phi_of(rd), phi_of(opponent_rd)
@@ -260,8 +262,11 @@ class Ladder:
     """
 
     def __init__(
-        self, settings: Glicko2Settings = DEFAULT_SETTINGS,
-        players: Iterable[PlayerState] = (), *, period: int = -1,
+        self,
+        settings: Glicko2Settings = DEFAULT_SETTINGS,
+        players: Iterable[PlayerState] = (),
+        *,
+        period: int = -1,
     ) -> None:
         self.settings = settings
         self.players = {p.player_id: p for p in players}
@@ -277,9 +282,14 @@ class Ladder:
     def _new(self, player_id: str) -> PlayerState:
         s = self.settings
         return PlayerState(
-            player_id=player_id, rating=s.initial, rd=s.initial_rd,
-            volatility=s.initial_volatility, peak=s.initial, base_rating=s.initial,
-            base_rd=s.initial_rd, base_volatility=s.initial_volatility,
+            player_id=player_id,
+            rating=s.initial,
+            rd=s.initial_rd,
+            volatility=s.initial_volatility,
+            peak=s.initial,
+            base_rating=s.initial,
+            base_rd=s.initial_rd,
+            base_volatility=s.initial_volatility,
         )
 
     def period_of(self, clock_period: int) -> int:
@@ -308,8 +318,14 @@ class Ladder:
         return mu_of(p.base_rating), phi
 
     def rate(
-        self, match_id: str, position: int, player0: str, player1: str, score0: float,
-        clock_period: int, timeout: bool = False,
+        self,
+        match_id: str,
+        position: int,
+        player0: str,
+        player1: str,
+        score0: float,
+        clock_period: int,
+        timeout: bool = False,
     ) -> None:
         period = self.period = self.period_of(clock_period)
         a = self.players.get(player0) or self.players.setdefault(player0, self._new(player0))
@@ -323,8 +339,10 @@ class Ladder:
         e_a = 1.0 / (1.0 + math.exp(-g_b * d))
         e_b = 1.0 / (1.0 + math.exp(g_a * d))  # = expected(mu_b, mu_a, g_a), to the bit
         score1 = 1.0 - score0
-        for p, q, g_q, e, s, phi in ((a, b, g_b, e_a, score0, phi_a),
-                                     (b, a, g_a, e_b, score1, phi_b)):
+        for p, q, g_q, e, s, phi in (
+            (a, b, g_b, e_a, score0, phi_a),
+            (b, a, g_a, e_b, score1, phi_b),
+        ):
             p.v_sum += v_term(g_q, e)
             p.d_sum += delta_term(g_q, s, e)
             p.period_games += 1
@@ -337,11 +355,19 @@ class Ladder:
             else:
                 p.draws += 1
             p.rating, p.rd, p.volatility = rated(
-                p.base_rating, phi, p.base_volatility, p.v_sum, p.d_sum, self.settings)
+                p.base_rating, phi, p.base_volatility, p.v_sum, p.d_sum, self.settings
+            )
             entry = HistoryEntry(
-                player_id=p.player_id, match_id=match_id, position=position,
-                opponent_id=q.player_id, score=s, before=p.base_rating, after=p.rating,
-                rd_before=rd_of(phi), rd_after=p.rd, period=period,
+                player_id=p.player_id,
+                match_id=match_id,
+                position=position,
+                opponent_id=q.player_id,
+                score=s,
+                before=p.base_rating,
+                after=p.rating,
+                rd_before=rd_of(phi),
+                rd_after=p.rd,
+                period=period,
             )
             self.history.append(entry)
             entries = self._open_entries.setdefault(p.player_id, [])

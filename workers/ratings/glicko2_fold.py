@@ -23,7 +23,7 @@ from operator import eq
 from typing import NamedTuple
 
 from workers.ratings.codes import tally
-from workers.ratings.elo_fold import Chunk, SelfMatchError
+from workers.ratings.elo_fold import SelfMatchError
 from workers.ratings.glicko2 import SCALE, Glicko2Settings, g, rated, soft_reset
 from workers.ratings.layout import little_endian
 
@@ -57,7 +57,7 @@ class GlickoFold(NamedTuple):
     """The last period each player played in (-1: none)."""
     open_: list[bool]
     base: list[tuple[float, float, float, int]]
-    """The ``(rating, RD, σ, period)`` each player entered their last period with."""
+    """The ``(rating, RD, sigma, period)`` each player entered their last period with."""
     v_sum: list[float]
     d_sum: list[float]
     tags: list[array[int]]
@@ -80,7 +80,9 @@ def rate_periods(
     sigma = [initial_sigma] * players
     last = [-1] * players
     is_open = [False] * players
-    base: list[tuple[float, float, float, int]] = [(initial, initial_rd, initial_sigma, -1)] * players
+    base: list[tuple[float, float, float, int]] = [
+        (initial, initial_rd, initial_sigma, -1)
+    ] * players
     v_sum = [0.0] * players
     d_sum = [0.0] * players
     mu_in = [0.0] * players  # the open period's entering μ, φ, g(φ)
@@ -169,7 +171,17 @@ def rate_periods(
             start = stop
     close()
     return GlickoFold(
-        rating, rd, sigma, last, is_open, base, v_sum, d_sum, tags_of, runs, afters,
+        rating,
+        rd,
+        sigma,
+        last,
+        is_open,
+        base,
+        v_sum,
+        d_sum,
+        tags_of,
+        runs,
+        afters,
         ladder_period,
     )
 
@@ -203,10 +215,25 @@ def table_row(fold: GlickoFold, p: int, settings: Glicko2Settings) -> tuple[obje
     runs = fold.runs[p]
     period_games = len(fold.tags[p]) - runs[-1].start if runs else 0
     return (
-        fold.rating[p], len(fold.tags[p]), wins, draws, losses, peak, False,
-        fold.rd[p] > settings.provisional_rd, timeouts,
-        fold.rd[p], fold.volatility[p], fold.period[p], fold.open_[p],
-        b[0], b[1], b[2], None if b[3] < 0 else b[3], fold.v_sum[p], fold.d_sum[p],
+        fold.rating[p],
+        len(fold.tags[p]),
+        wins,
+        draws,
+        losses,
+        peak,
+        False,
+        fold.rd[p] > settings.provisional_rd,
+        timeouts,
+        fold.rd[p],
+        fold.volatility[p],
+        fold.period[p],
+        fold.open_[p],
+        b[0],
+        b[1],
+        b[2],
+        None if b[3] < 0 else b[3],
+        fold.v_sum[p],
+        fold.d_sum[p],
         period_games,
     )
 

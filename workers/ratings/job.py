@@ -114,8 +114,7 @@ def apply_ladder(
         row = conn.execute("SELECT rating FROM ladders WHERE id = %s", (ladder_id,)).fetchone()
         settings = settings_from_json(row[0] if row else None)
         row = conn.execute(
-            "SELECT position, period, seasons_version FROM ladder_projections"
-            " WHERE ladder_id = %s",
+            "SELECT position, period, seasons_version FROM ladder_projections WHERE ladder_id = %s",
             (ladder_id,),
         ).fetchone()
         after, period, seen = (int(row[0]), row[1], int(row[2])) if row else (0, None, 0)
@@ -142,10 +141,12 @@ def apply_ladder(
                 if done is None:
                     # A match against oneself: not possible through the API, the
                     # log may still hold one. The reference implementation rates it.
-                    log.warning("ladder %s: a match against oneself; recomputing with the"
-                                " reference implementation", ladder_id)
-                    conn.execute("DELETE FROM rating_histories WHERE ladder_id = %s",
-                                 (ladder_id,))
+                    log.warning(
+                        "ladder %s: a match against oneself; recomputing with the"
+                        " reference implementation",
+                        ladder_id,
+                    )
+                    conn.execute("DELETE FROM rating_histories WHERE ladder_id = %s", (ladder_id,))
                     conn.execute("DELETE FROM ratings WHERE ladder_id = %s", (ladder_id,))
                     done = increment(conn, ladder_id, settings, {**params, "after": 0}, upto)
             finally:
@@ -171,8 +172,14 @@ def apply_ladder(
                    period = excluded.period,
                    seasons_version = excluded.seasons_version,
                    updated_at = now()""",
-            {"ladder": ladder_id, "high": high, "matches": matches, "full": mode == "full",
-             "period": period, "seen": stream.version},
+            {
+                "ladder": ladder_id,
+                "high": high,
+                "matches": matches,
+                "full": mode == "full",
+                "period": period,
+                "seen": stream.version,
+            },
         )
         seasons.freeze_due(conn, ladder_id, stream, high)
         if pause_s:
@@ -180,5 +187,10 @@ def apply_ladder(
     elapsed = time.perf_counter() - started
     report("done", matches, matches)
     log.info("ladder %s: %s update, %d matches in %.3fs", ladder_id, mode, matches, elapsed)
-    return {"ladder_id": ladder_id, "mode": mode, "position": high, "matches": matches,
-            "seconds": elapsed}
+    return {
+        "ladder_id": ladder_id,
+        "mode": mode,
+        "position": high,
+        "matches": matches,
+        "seconds": elapsed,
+    }

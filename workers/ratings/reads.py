@@ -44,8 +44,9 @@ FROM (SELECT position, match_id, data -> 'players' ->> 0 AS p0, data -> 'players
 # win, 1 draw, 0 loss, plus 4 when the match ended on time; 3: aborted, not
 # rated; see codes.py). A winner that is none of 0, 1 or null gives no tag
 # (string_agg skips NULL): the chunk's counts differ and Python refuses it.
-# (A position of 2 ** 55 or more overflows the bigint: an error, never a wrong tag.) The aggregates take the rows in the subquery's order, the
-# position's; Python checks that (``in_order``) rather than paying for a sort.
+# (A position of 2 ** 55 or more overflows the bigint: an error, never a wrong
+# tag.) The aggregates take the rows in the subquery's order, the position's;
+# Python checks that (``in_order``) rather than paying for a sort.
 _TAG = """position * 256 + CASE data ->> 'reason' WHEN 'aborted' THEN 3 ELSE
     CASE coalesce(data ->> 'winner', 'D') WHEN '0' THEN 2 WHEN 'D' THEN 1 WHEN '1' THEN 0 END
     + CASE data ->> 'reason' WHEN 'timeout' THEN 4 ELSE 0 END END"""
@@ -62,8 +63,10 @@ in whole microseconds since 1970-01-01 UTC, divided by the period's length
 
 def _ended_columns(periods: bool) -> tuple[str, str]:
     if periods:
-        return (f"position, match_id, {_TAG} AS tag, {PERIOD} AS period",
-                "string_agg(int8send(tag), ''), string_agg(int8send(period), '')")
+        return (
+            f"position, match_id, {_TAG} AS tag, {PERIOD} AS period",
+            "string_agg(int8send(tag), ''), string_agg(int8send(period), '')",
+        )
     return f"position, match_id, {_TAG} AS tag", "string_agg(int8send(tag), '')"
 
 

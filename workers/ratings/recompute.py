@@ -43,9 +43,30 @@ GLICKO_COLUMNS = (
     RATINGS_COLUMNS + ", rd, volatility, period, period_open, base_rating, base_rd,"
     " base_volatility, base_period, v_sum, d_sum, period_games"
 )
-_GLICKO_TYPES = ["text", "text", "float8", "int4", "int4", "int4", "int4", "float8", "bool",
-                 "bool", "int4", "float8", "float8", "int8", "bool", "float8", "float8",
-                 "float8", "int8", "float8", "float8", "int4"]
+_GLICKO_TYPES = [
+    "text",
+    "text",
+    "float8",
+    "int4",
+    "int4",
+    "int4",
+    "int4",
+    "float8",
+    "bool",
+    "bool",
+    "int4",
+    "float8",
+    "float8",
+    "int8",
+    "bool",
+    "float8",
+    "float8",
+    "float8",
+    "int8",
+    "float8",
+    "float8",
+    "int4",
+]
 
 
 def _rated(number: int | None, code: int) -> bool:
@@ -64,11 +85,12 @@ def recompute(
     """Rebuild the ladder's tables from the log up to ``high``: ``(matches rated,
     the ladder's rating period)``, or None when a match against oneself is in the
     log (the caller then rates the log with the reference implementation)."""
-    glicko = isinstance(settings, Glicko2Settings)
+    glicko_settings = settings if isinstance(settings, Glicko2Settings) else None
+    glicko = glicko_settings is not None
     rcur = reader.cursor()
     params: dict[str, Any] = {"ladder": ladder_id, "high": high, "rows": reads.ENDED_CHUNK_ROWS}
-    if glicko:
-        params["period_us"] = settings.period_us
+    if glicko_settings is not None:
+        params["period_us"] = glicko_settings.period_us
     params["annulled"] = rcur.execute(reads.ANNULLED, params).fetchone()[0]  # type: ignore[index]
     parse = reads.in_order
     # A big ladder scans every match_ended row: that read starts now, on the
@@ -80,8 +102,9 @@ def recompute(
         probe = {**params, "limit": reads.SMALL_LADDER + 1}
         size = rcur.execute(reads.LADDER_SIZE_UP_TO, probe).fetchone()[0]  # type: ignore[index]
         if size > reads.SMALL_LADDER:
-            ended = reads.read_chunks(conn.cursor(binary=True), reads.ended_chunk(glicko),
-                                      params, ahead=0, parse=parse)
+            ended = reads.read_chunks(
+                conn.cursor(binary=True), reads.ended_chunk(glicko), params, ahead=0, parse=parse
+            )
 
     # 1. The ladder's matches, annulled ones left out: match id -> its number,
     #    number -> each seat's player index (so a chunk of results maps in C).
@@ -105,9 +128,13 @@ def recompute(
     if ended is not None:
         results = ended
     elif total <= reads.SMALL_LADDER:
-        results = reads.read_chunks(bcur, reads.ended_of(glicko),
-                                    {**params, "matches": list(number_of)}, once=True,
-                                    parse=parse)
+        results = reads.read_chunks(
+            bcur,
+            reads.ended_of(glicko),
+            {**params, "matches": list(number_of)},
+            once=True,
+            parse=parse,
+        )
     else:
         results = reads.read_chunks(bcur, reads.ended_chunk(glicko), params, parse=parse)
     rated_so_far = [0]
@@ -125,10 +152,13 @@ def recompute(
                     periods = list(compress(periods, mine))
             if not numbers:
                 continue
-            columns = [list(map(seat0_of.__getitem__, numbers)),
-                       list(map(seat1_of.__getitem__, numbers)),
-                       list(map(SCORE_OF_CODE.__getitem__, codes)),
-                       tags0, list(map(add, tags0, map(FLIP_OF_CODE.__getitem__, codes)))]
+            columns = [
+                list(map(seat0_of.__getitem__, numbers)),
+                list(map(seat1_of.__getitem__, numbers)),
+                list(map(SCORE_OF_CODE.__getitem__, codes)),
+                tags0,
+                list(map(add, tags0, map(FLIP_OF_CODE.__getitem__, codes))),
+            ]
             if glicko:
                 columns.append(periods)
             # a season's boundary inside this chunk splits it
@@ -139,8 +169,13 @@ def recompute(
                 if cut > start:
                     yield tuple(c[start:cut] for c in columns)
                 start = cut
-                yield (Boundary(fraction) if glicko else
-                       Reset(fraction) if fraction is not None else None)
+                yield (
+                    Boundary(fraction)
+                    if glicko
+                    else Reset(fraction)
+                    if fraction is not None
+                    else None
+                )
             if start < len(tags0):
                 yield tuple(c[start:] for c in columns) if start else tuple(columns)
             before = rated_so_far[0]
@@ -148,15 +183,19 @@ def recompute(
             if rated_so_far[0] // PROGRESS_EVERY != before // PROGRESS_EVERY:
                 report("rating", rated_so_far[0], total)
         for _position, fraction in marks:  # boundaries after the last result
-            yield Boundary(fraction) if glicko else (
-                Reset(fraction) if fraction is not None else None)
+            yield (
+                Boundary(fraction)
+                if glicko
+                else (Reset(fraction) if fraction is not None else None)
+            )
 
     stream = (c for c in chunks() if c is not None)
     try:
-        if glicko:
-            gfold = rate_periods(stream, len(roster), settings)
+        if glicko_settings is not None:
+            gfold = rate_periods(stream, len(roster), glicko_settings)
         else:
-            efold = rate_chunks(stream, len(roster), settings)  # type: ignore[arg-type]
+            assert isinstance(settings, EloSettings)
+            efold = rate_chunks(stream, len(roster), settings)
     except SelfMatchError:
         return None
     finally:
@@ -167,11 +206,12 @@ def recompute(
     wcur.execute("DELETE FROM ratings WHERE ladder_id = %s", (ladder_id,))
     report("writing", rated_so_far[0], rated_so_far[0])
     player_ids = list(roster)
-    if not glicko:
+    if glicko_settings is None:
         assert isinstance(settings, EloSettings)
         write_elo(wcur, ladder_id, player_ids, efold, settings)
         return rated_so_far[0], None
     rated = [p for p in range(len(player_ids)) if gfold.tags[p]]
+
     def histories() -> Generator[Any, None, None]:
         for p in rated:
             *doubles, periods = history_columns(gfold, p)
@@ -181,5 +221,5 @@ def recompute(
     with wcur.copy(f"COPY ratings ({GLICKO_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
         copy.set_types(_GLICKO_TYPES)
         for p in rated:
-            copy.write_row((ladder_id, player_ids[p], *table_row(gfold, p, settings)))
+            copy.write_row((ladder_id, player_ids[p], *table_row(gfold, p, glicko_settings)))
     return rated_so_far[0], (gfold.ladder_period if gfold.ladder_period >= 0 else None)

@@ -28,7 +28,7 @@ def boundaries_of(loaded: stream.Loaded) -> list[tuple[int, float | None, int]]:
     end, the stream version that placed it)``."""
     from schemas.seasons import SeasonEnded, SeasonStarted
 
-    resets = {}
+    resets: dict[str, float] = {}
     marks: list[tuple[int, int, float | None, int]] = []
     for version, event in enumerate(loaded.events, start=1):
         match event:
@@ -53,25 +53,34 @@ def advance(
     now = now or datetime.now(UTC)
     done = []
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('matcha.seasons.' || %s, 0))",
-                     (ladder_id,))
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('matcha.seasons.' || %s, 0))",
+            (ladder_id,),
+        )
         loaded = stream.load(conn, ladder_id)
         state = engine.fold(loaded.events)
         for season in state.seasons:
             command: EndSeason | StartSeason
             if season.phase == "running" and season.ends_at <= now:
-                command = EndSeason(season_id=season.season_id, at_position=_last_position(conn),
-                                    now=now, by="system", early=False)
+                command = EndSeason(
+                    season_id=season.season_id,
+                    at_position=_last_position(conn),
+                    now=now,
+                    by="system",
+                    early=False,
+                )
             elif season.phase == "scheduled" and season.starts_at <= now:
-                command = StartSeason(season_id=season.season_id,
-                                      at_position=_last_position(conn), now=now)
+                command = StartSeason(
+                    season_id=season.season_id, at_position=_last_position(conn), now=now
+                )
             else:
                 continue
             try:
                 events = engine.decide(state, command)
             except MatchaError as refused:  # e.g. another season still runs
-                log.info("ladder %s: season %s not moved (%s)", ladder_id, season.season_id,
-                         refused.code)
+                log.info(
+                    "ladder %s: season %s not moved (%s)", ladder_id, season.season_id, refused.code
+                )
                 continue
             stream.append(conn, ladder_id, loaded, events, "system")
             loaded = stream.load(conn, ladder_id)
@@ -92,11 +101,13 @@ def freeze_due(
             continue
         if season.end_position > high or season.start_position is None:
             continue
-        rows = conn.execute(SEASON_ENTRIES, {"ladder": ladder_id,
-                                             "start": season.start_position,
-                                             "end": season.end_position}).fetchall()
-        events = engine.decide(state, FreezeStandings(season_id=season.season_id,
-                                                      standings=ranked(rows)))
+        rows = conn.execute(
+            SEASON_ENTRIES,
+            {"ladder": ladder_id, "start": season.start_position, "end": season.end_position},
+        ).fetchall()
+        events = engine.decide(
+            state, FreezeStandings(season_id=season.season_id, standings=ranked(rows))
+        )
         stream.append(conn, ladder_id, loaded, events, "system")
         loaded = stream.load(conn, ladder_id)
         for event in events:
