@@ -288,6 +288,15 @@ async def player_ratings(
     after_game: Annotated[int, Parameter(ge=0)] = 0,
 ) -> PlayerRatings:
     """A player's rating history on a ladder: before, after and change per match, oldest first."""
+    return await rating_history(pool, ladder_id, player_id, limit=limit, after_game=after_game)
+
+
+async def rating_history(
+    pool: AsyncConnectionPool, ladder_id: str, player_id: str, *, limit: int | None = None,
+    after_game: int = 0, positions: tuple[int, int] | None = None,
+) -> PlayerRatings:
+    """A player's rating and history (``positions``: only matches in ``(lo, hi]``)."""
+    lo, hi = positions or (0, 2**62)
     async with pool.connection() as conn:
         settings = await _ladder_settings(conn, ladder_id)
         named = await _player_name(conn, player_id)
@@ -302,8 +311,9 @@ async def player_ratings(
                       h.before, h.after, h.change, h.rd_before, h.rd_after, h.period, h.reason
                FROM rating_history h LEFT JOIN players p ON p.id = h.opponent_id
                WHERE h.ladder_id = %s AND h.player_id = %s AND h.game > %s
+                 AND h.position > %s AND h.position <= %s
                ORDER BY h.game LIMIT %s""",
-            (ladder_id, player_id, after_game, limit),
+            (ladder_id, player_id, after_game, lo, hi, limit),
         )
         rows = await cur.fetchall()
     rd, interval, provisional = (

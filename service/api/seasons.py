@@ -34,7 +34,7 @@ from schemas.seasons import (
 from service.api.auth import Player
 from service.api.deps import requires_role
 from service.api.ladders import ladder_by_id
-from service.api.ratings import HistoryEntry, player_ratings
+from service.api.ratings import HistoryEntry, rating_history
 from service.errors import Forbidden, NotFound
 from service.seasons import engine, stream
 from service.seasons.standings import SEASON_ENTRIES, ranked
@@ -328,12 +328,11 @@ async def player_season_ratings(
     async with pool.connection() as conn:
         _, state = await _seasons(conn, ladder_id)
         season = _season_of(state, season_id)
-    whole = await player_ratings.fn(ladder_id, player_id, pool, limit=100_000, after_game=0)
     start = season.start_position if season.start_position is not None else 2**62
     end = season.end_position if season.end_position is not None else 2**62
-    inside = [h for h in whole.history if start < h.position <= end]
+    found = await rating_history(pool, ladder_id, player_id, limit=limit, positions=(start, end))
     return SeasonRatings(
-        season=_view(ladder_id, season), player_id=player_id, history=inside[:limit]
+        season=_view(ladder_id, season), player_id=player_id, history=found.history
     )
 
 

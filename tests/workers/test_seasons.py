@@ -6,7 +6,6 @@ leaves the season stream unchanged."""
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from collections.abc import AsyncIterator
@@ -18,6 +17,7 @@ from api_harness import ADMIN_TOKEN, Account, Api, assert_problem
 from litestar.testing import AsyncTestClient
 from redis import Redis
 from rq import SimpleWorker
+from rq.scheduler import RQScheduler
 from test_ratings_projection import glicko_histories, glicko_state
 from workers_harness import histories, insert_result, table
 
@@ -272,12 +272,22 @@ async def test_a_season_ends_by_itself_on_its_date_through_rqs_scheduler(
     insert_result(conn, ladder_id, players[0].id, players[1].id, 0, datetime.now(UTC))
     scheduled = redis.zcard(f"rq:scheduled:{redis_prefix}-ratings")
     assert scheduled == 1  # move_seasons at the end date
-    worker = SimpleWorker(queues(redis=redis, prefix=redis_prefix), connection=redis)
+    ratings_queue = queues(redis=redis, prefix=redis_prefix)[0]
+    job_id = ratings_queue.scheduled_job_registry.get_job_ids()[0]
+    assert ratings_queue.fetch_job(job_id).func_name == "workers.ratings.move_seasons"
+    # RQ's scheduler (what `matcha worker` runs, with_scheduler=True) moves the
+    # job to the queue once its time has come; a burst worker then runs it
+    scheduler = RQScheduler([ratings_queue], connection=redis)
     deadline = time.monotonic() + 30
     phase = "running"
     while phase != "frozen" and time.monotonic() < deadline:
-        await asyncio.sleep(0.5)
-        worker.work(burst=True, with_scheduler=True)  # signals: the main thread only
+        time.sleep(0.3)
+        if datetime.now(UTC) < ends_at:
+            continue
+        assert scheduler.acquire_locks()
+        scheduler.enqueue_scheduled_jobs()
+        scheduler.release_locks()
+        SimpleWorker([ratings_queue], connection=redis).work(burst=True)
         state = engine.fold(stream.load(conn, ladder_id).events)
         phase = state.seasons[0].phase
     assert phase == "frozen"

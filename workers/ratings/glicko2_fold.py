@@ -18,7 +18,7 @@ from array import array
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable
-from itertools import accumulate, compress
+from itertools import accumulate
 from operator import eq
 from typing import NamedTuple
 
@@ -235,17 +235,4 @@ def table_row(fold: GlickoFold, p: int, settings: Glicko2Settings) -> tuple[obje
         fold.v_sum[p],
         fold.d_sum[p],
         period_games,
-    )
-
-
-def drop_unrated(
-    numbers: list[int | None], tags0: list[int], codes: bytes, periods: list[int]
-) -> tuple[list[int], list[int], bytes, list[int]]:
-    """A chunk less other ladders' results (no number) and aborted matches (code 3)."""
-    mine = [k is not None and c != 3 for k, c in zip(numbers, codes, strict=True)]
-    return (
-        list(compress(numbers, mine)),  # type: ignore[arg-type]
-        list(compress(tags0, mine)),
-        bytes(compress(codes, mine)),
-        list(compress(periods, mine)),
     )
