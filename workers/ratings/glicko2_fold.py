@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Iterable
 from itertools import accumulate
 from operator import eq
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from workers.ratings.codes import tally
 from workers.ratings.elo_fold import SelfMatchError
@@ -191,17 +191,22 @@ def history_columns(
 ) -> tuple[array[float], array[float], array[float], array[float], array[int]]:
     """Player ``p``'s history, one entry per match: before, after, RD before,
     RD after, period (every match of one period shares them)."""
-    before, after, rd_before, rd_after = array("d"), array("d"), array("d"), array("d")
-    periods = array("q")
     runs = fold.runs[p]
     ends = [r.start for r in runs[1:]] + [len(fold.tags[p])]
-    for run, end, (r, d) in zip(runs, ends, fold.afters[p], strict=True):
-        k = end - run.start
-        before.extend([run.before] * k)
-        rd_before.extend([run.rd_before] * k)
-        after.extend([r] * k)
-        rd_after.extend([d] * k)
-        periods.extend([run.period] * k)
+    counts = [end - run.start for run, end in zip(runs, ends, strict=True)]
+    afters = fold.afters[p]
+
+    def repeated(typecode: str, values: list[Any]) -> array[Any]:
+        out = array(typecode)
+        for value, k in zip(values, counts, strict=True):
+            out += array(typecode, (value,)) * k  # the run's value, once per match (in C)
+        return out
+
+    before = repeated("d", [r.before for r in runs])
+    rd_before = repeated("d", [r.rd_before for r in runs])
+    after = repeated("d", [a[0] for a in afters])
+    rd_after = repeated("d", [a[1] for a in afters])
+    periods = repeated("q", [r.period for r in runs])
     return before, after, rd_before, rd_after, periods
 
 
