@@ -297,3 +297,30 @@ async def test_a_season_ends_by_itself_on_its_date_through_rqs_scheduler(
     page = (await api.get(f"/api/ladders/{ladder_id}/seasons/{started['season_id']}", None)).json()
     assert [s["games"] for s in page["standings"]] == [1, 1]
     assert math.isclose(page["standings"][0]["rating"], 1520.0)
+
+
+async def test_a_season_whose_date_passed_while_no_job_ran_is_moved_by_the_ratings_job(
+    api: Api, conn: psycopg.Connection
+) -> None:
+    # The scheduled job was lost (Redis emptied): the catch-up finds the ladder,
+    # and its next ratings job ends and freezes the season.
+    from workers.ratings.seasons import due_ladders
+
+    organiser = await api.organiser()
+    ladder_id = await api.ladder(organiser)
+    other = await api.ladder(organiser)
+    now = datetime.now(UTC)
+    await season(
+        api, ladder_id, organiser, name="Short", ends_at=(now + timedelta(hours=1)).isoformat()
+    )
+    await season(api, other, organiser, name="Long", ends_at=(now + timedelta(days=9)).isoformat())
+    later = now + timedelta(hours=2)
+    assert due_ladders(conn, now) == []
+    assert due_ladders(conn, later) == [ladder_id]
+    from workers.ratings import seasons as season_jobs
+
+    assert season_jobs.advance(conn, ladder_id, later)[0].startswith("EndSeason")
+    apply_ladder(conn, ladder_id)
+    assert [s.phase for s in engine.fold(stream.load(conn, ladder_id).events).seasons] == ["frozen"]
+    assert due_ladders(conn, later) == []
+    assert season_jobs.advance(conn, ladder_id, later) == []  # nothing due twice

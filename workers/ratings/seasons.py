@@ -123,3 +123,24 @@ def move_seasons(ladder_id: str, *, database_url: str | None = None) -> dict[str
     done = advance(conn, ladder_id)
     result = apply_ladder(conn, ladder_id, reader=db.connection(database_url, purpose="reader"))
     return {"ladder_id": ladder_id, "seasons": done, "ratings": result}
+
+
+_DUE = """
+SELECT DISTINCT s.ladder_id FROM ladder_events s
+WHERE s.type = 'season_scheduled' AND (
+    ((s.data ->> 'starts_at')::timestamptz <= %(now)s AND NOT EXISTS (
+        SELECT 1 FROM ladder_events x WHERE x.ladder_id = s.ladder_id
+          AND x.type = 'season_started' AND x.data ->> 'season_id' = s.data ->> 'season_id'))
+    OR ((s.data ->> 'ends_at')::timestamptz <= %(now)s AND NOT EXISTS (
+        SELECT 1 FROM ladder_events x WHERE x.ladder_id = s.ladder_id
+          AND x.type = 'standings_frozen' AND x.data ->> 'season_id' = s.data ->> 'season_id')))
+ORDER BY 1
+"""
+
+
+def due_ladders(conn: psycopg.Connection[Any], now: datetime | None = None) -> list[str]:
+    """Ladders with a season whose start or end date has passed and that has not
+    started, or ended and been frozen: for a catch-up to enqueue their ratings
+    job (which moves the season and freezes it), when a scheduled job was lost."""
+    rows = conn.execute(_DUE, {"now": now or datetime.now(UTC)}).fetchall()
+    return [str(r[0]) for r in rows]
