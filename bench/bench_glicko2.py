@@ -98,6 +98,7 @@ def main() -> None:
     with throwaway_database() as url:
         results: dict[str, Any] = {"python_loop_ns_at_glicko2": _python_loop_ns()}
         results |= bench_glicko2(url)
+        results["glicko2_load_average"] = os.getloadavg()[0]
     rate = results["glicko2_recompute_matches_per_s"]
     phases = results["glicko2_phases_s"]
     cpu = results["glicko2_recompute_cpu_s"]
