@@ -158,6 +158,9 @@ async def test_seasons_soft_reset_in_the_fold_freeze_standings_and_recompute_bit
     )
     play(conn, ladder_id, ids, 9, now - timedelta(hours=3), offset=30)
     apply_ladder(conn, ladder_id)
+    if system == "elo":  # losses on time are counted (a draw on time is no loss)
+        on_time = [i for i in (*range(22), *range(30, 39)) if i % 5 == 2 and i % 4 != 2]
+        assert sum(row[8] for row in table(conn, ladder_id).values()) == len(on_time) == 5
     snapshot = (
         (glicko_state(conn, ladder_id), glicko_histories(conn, ladder_id))
         if system == "glicko2"

@@ -88,7 +88,7 @@ def table(conn: psycopg.Connection, ladder_id: str) -> dict[str, tuple[Any, ...]
         r[0]: r[1:]
         for r in conn.execute(
             "SELECT player_id, rating, games, wins, draws, losses, peak, reached_master,"
-            " provisional FROM ratings WHERE ladder_id = %s", (ladder_id,)
+            " provisional, timeouts FROM ratings WHERE ladder_id = %s", (ladder_id,)
         ).fetchall()
     }
 
