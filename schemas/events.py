@@ -113,7 +113,9 @@ class CardsKept(_Event, frozen=True, tag="cards_kept"):
     cards: tuple[Card, ...]
 
 
-EndReason: TypeAlias = Literal["qualified", "comparison", "hand_limit", "resigned", "timeout"]
+EndReason: TypeAlias = Literal[
+    "qualified", "comparison", "hand_limit", "resigned", "timeout", "aborted"
+]
 
 
 class MatchEnded(_Event, frozen=True, tag="match_ended"):

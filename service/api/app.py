@@ -32,7 +32,16 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins import InitPluginProtocol
 from litestar.types import ControllerRouterHandler
 
-from service.api import admin, ladders, match_routes, pairing, players, ratings, replays
+from service.api import (
+    admin,
+    ladders,
+    match_routes,
+    pairing,
+    players,
+    ratings,
+    replays,
+    seasons,
+)
 from service.api.auth import TokenCache
 from service.api.deps import DEPENDENCIES
 from service.api.errors import EXCEPTION_HANDLERS, document_problems
@@ -44,6 +53,7 @@ from service.ops.instrument import instrument_app
 from service.settings import Settings, load_settings
 from service.store import EventStore, apply_migrations, open_pool
 from service.web import routes as web_routes
+from service.web import seasons_page
 from workers import queue as worker_queue
 
 if TYPE_CHECKING:
@@ -77,6 +87,8 @@ ROUTES: list[ControllerRouterHandler] = [
     *admin.ROUTES,
     *ratings.ROUTES,
     *replays.ROUTES,
+    *seasons.ROUTES,
+    *seasons_page.ROUTES,
 ]
 """Route handlers mounted on every app."""
 

@@ -24,8 +24,8 @@ from service.api.auth import Player
 from service.api.deps import caller_of, current_player, maybe_player
 from service.engine import fold, is_terminal, redact, view
 from service.errors import Forbidden, ValidationFailed
-from service.ops.logging import set_player
 from service.matches import Accepted, Caller, Folded, MatchCore, MatchFacts, Seen, seen_by
+from service.ops.logging import set_player
 from service.store import StoredEvent
 
 

@@ -24,8 +24,8 @@ import functools
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol
 from datetime import UTC, datetime
+from typing import Protocol
 
 from schemas.events import Event, MatchAnnulled, MatchEnded
 from schemas.views import EventView, MatchEndedView, Viewer
@@ -40,6 +40,7 @@ from service.live.wire import (
     frame_encoder,
 )
 from service.matches import Seen
+
 
 class Shown(Protocol):
     """An event a stream may send: a stored row (whole) or a hint's public event."""
