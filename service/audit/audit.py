@@ -17,7 +17,8 @@ from msgspec.structs import replace
 from service.audit.admin_events import admin_check, disputes
 from service.audit.chain_check import chain_check, hash_flags
 from service.audit.fairness import fairness, revealed_seed
-from service.audit.refold import Engine, SeedSource, refold
+from schemas.events import MatchCreated
+from service.audit.refold import Engine, SeedSource, decode, refold
 from service.audit.report import AuditReport, LoggedEvent, MatchStatus, Verdict
 from service.audit.rows import RawRow, match_rows
 from service.audit.timing import DEFAULT_GAP_S, timing
@@ -36,20 +37,21 @@ def _status(rows: Sequence[RawRow]) -> MatchStatus:
     return "finished" if "match_ended" in types else "live"
 
 
-def _commitment(rows: Sequence[RawRow]) -> str | None:
+def _created(rows: Sequence[RawRow]) -> MatchCreated | None:
     for row in rows:
         if row.type == "match_created":
-            value = row.data.get("seed_commitment")
-            return value if isinstance(value, str) else None
+            event = decode(row)
+            return event if isinstance(event, MatchCreated) else None
     return None
 
 
-def _fits(seed: str | None, commitment: str | None) -> bool:
+def _fits(seed: str | None, created: MatchCreated | None) -> bool:
+    """``seed`` is the one the match committed to, under the match's own scheme."""
     return (
         seed is not None
-        and commitment is not None
+        and created is not None
         and dealing.valid_seed(seed)
-        and dealing.commitment(seed) == commitment
+        and dealing.expected_commitment(created, seed) == created.seed_commitment
     )
 
 
@@ -90,15 +92,15 @@ def build_report(
     created = next((r.data for r in rows if r.type == "match_created"), {})
     players = [str(p) for p in created.get("players") or []]
     status = _status(rows)
-    commitment = _commitment(rows)
+    created_event = _created(rows)
     revealed, _ = revealed_seed(rows)
     ended = revealed is not None or any(r.type == "match_ended" for r in rows)
 
     seed: str | None = None
     source: SeedSource | None = None
-    if _fits(revealed, commitment):
+    if _fits(revealed, created_event):
         seed, source = revealed, "revealed"
-    elif _fits(stored_seed, commitment):
+    elif _fits(stored_seed, created_event):
         seed, source = stored_seed, "stored"
     # The stored seed is secret unless the log revealed that very seed.
     secret = stored_seed if stored_seed is not None and stored_seed != revealed else None
