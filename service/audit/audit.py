@@ -14,10 +14,10 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from schemas.events import MatchCreated
 from service.audit.admin_events import admin_check, disputes
 from service.audit.chain_check import chain_check, hash_flags
 from service.audit.fairness import fairness, revealed_seed
-from schemas.events import MatchCreated
 from service.audit.refold import Engine, SeedSource, decode, refold
 from service.audit.report import AuditReport, LoggedEvent, MatchStatus, Verdict
 from service.audit.rows import RawRow, match_rows
