@@ -41,6 +41,8 @@ from service.api.fold_cache import FoldCache, Folded, advance, fold_from_start
 from service.api.summaries import rebuild_match_summaries, upsert_statement
 from service.engine import State, decide, fold, initial_state, step, view
 from service.errors import Conflict, Forbidden, NotFound, RuleError, VersionConflict
+from service.evidence.receipts import Receipt, last_receipt
+from service.store.heads import head_salt
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -111,6 +113,8 @@ class CommandResult(msgspec.Struct, frozen=True, kw_only=True):
     """The match's version after the command (the last event it appended)."""
     view: MatchView
     """The match as the caller sees it now."""
+    receipt: Receipt | None = None
+    """The service's signature of the log at ``version`` (docs/audit.md "Receipts")."""
 
 
 class StartedMatch(msgspec.Struct, frozen=True, kw_only=True):
@@ -302,7 +306,9 @@ class MatchService:
         self._folds.put(after)
         await self._after_commit(match_id, result.stored)
         return CommandResult(
-            version=result.last_version, view=view(new_state, seat, version=result.last_version)
+            version=result.last_version,
+            view=view(new_state, seat, version=result.last_version),
+            receipt=last_receipt(result.stored),
         )
 
     async def _earlier(
@@ -330,7 +336,11 @@ class MatchService:
         events, state = await self.load(match_id)
         if last_version != len(events):
             state = fold([e.event for e in events[:last_version]], state.seed)
-        return CommandResult(version=last_version, view=view(state, seat, version=last_version))
+        return CommandResult(
+            version=last_version,
+            view=view(state, seat, version=last_version),
+            receipt=last_receipt(events[last_version - 1 : last_version], head_salt(state.seed)),
+        )
 
     async def _after_commit(self, match_id: str, stored: Sequence[StoredEvent]) -> None:
         """Run the hooks with the rows the append wrote (no read back)."""

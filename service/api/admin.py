@@ -124,11 +124,20 @@ async def list_disputes(match_id: str, player: Player, state: State) -> list[Dis
 async def audit(
     match_id: str,
     pool: AsyncConnectionPool,
+    state: State,
     gap_s: Annotated[float, QueryParameter(gt=0)] = DEFAULT_GAP_S,
 ) -> AuditReport:
-    """The full audit of a match: log, chain, re-fold, fairness, timing and verdict."""
+    """The full audit of a match: log, chain, re-fold, fairness, signatures, the
+    latest checkpoint, timing and verdict."""
+    evidence = getattr(state, "evidence", None)
     async with pool.connection() as conn:
-        return await audit_match(conn, match_id, gap_threshold_s=gap_s)
+        return await audit_match(
+            conn,
+            match_id,
+            gap_threshold_s=gap_s,
+            keyring=None if evidence is None else evidence.keyring,
+            checkpoints=None if evidence is None else evidence.checkpoints,
+        )
 
 
 @post(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
@@ -24,6 +24,11 @@ from service.audit.rows import RawRow, match_rows
 from service.audit.timing import DEFAULT_GAP_S, timing
 from service.engine import dealing
 from service.errors import NotFound
+
+if TYPE_CHECKING:
+    from service.evidence.checkpoints import CheckpointLog, InclusionProof
+    from service.evidence.keys import Keyring
+    from service.evidence.receipts import Receipt
 
 HIDDEN = "<hidden until the match ends>"
 
@@ -80,6 +85,11 @@ def build_report(
     gap_threshold_s: float = DEFAULT_GAP_S,
     now: datetime | None = None,
     engine: Engine | None = None,
+    keyring: Keyring | None = None,
+    unsigned_up_to: int = 0,
+    checkpoint: InclusionProof | None = None,
+    receipts: Sequence[Receipt] = (),
+    checkpoint_note: str | None = None,
 ) -> AuditReport:
     """The whole audit of one match from its raw rows (version order).
 
@@ -131,6 +141,16 @@ def build_report(
         )
     admin = admin_check(rows)
     timed = timing(rows, players, gap_threshold_s=gap_threshold_s)
+    from service.evidence.audit_checks import evidence_check, signature_check
+    from service.store.heads import head_salt
+
+    # Signatures sign each head blinded with the salt of the match's seed: the
+    # seed the log reveals, or the one stored beside it (its value never shows).
+    salt = head_salt(seed if seed is not None else (revealed or stored_seed))
+    signed = signature_check(rows, keyring, salt, unsigned_up_to=unsigned_up_to)
+    held = evidence_check(
+        rows, keyring, salt, proof=checkpoint, receipts=receipts, checkpoint_note=checkpoint_note
+    )
 
     reasons: list[str] = []
     if chain.first_break is not None:
@@ -152,6 +172,17 @@ def build_report(
             f"admin events wrong at version {admin.first_problem.version}: "
             f"{admin.first_problem.problem}"
         )
+    if signed.first_unsigned is not None:
+        reasons.append(
+            f"unsigned at version {signed.first_unsigned.version}: "
+            f"{signed.first_unsigned.problem}"
+        )
+    if held.first_problem is not None:
+        where = held.first_problem.version
+        reasons.append(
+            (f"evidence contradicts the log at version {where}: " if where else "evidence: ")
+            + held.first_problem.problem
+        )
     if reasons:
         verdict = Verdict(
             consistent=False, line="inconsistent: " + "; ".join(reasons), reasons=reasons
@@ -167,6 +198,12 @@ def build_report(
             if fair.status == "consistent" and not fair.note
             else f", fairness {fair.status} ({fair.note})"
         )
+        if signed.status == "consistent":
+            line += f", signed ({signed.signed_rows} signatures)"
+        if held.checkpoint is not None:
+            line += f", checkpoint {held.checkpoint} holds version {held.checkpoint_version}"
+        if held.receipts:
+            line += f", {held.receipts} receipts match"
         verdict = Verdict(consistent=True, line=line, reasons=[])
 
     return AuditReport(
@@ -183,6 +220,8 @@ def build_report(
         timing=timed,
         disputes=disputes(rows),
         verdict=verdict,
+        signatures=signed,
+        evidence=held,
     )
 
 
@@ -198,10 +237,46 @@ async def audit_match(
     *,
     use_stored_seed: bool = True,
     gap_threshold_s: float = DEFAULT_GAP_S,
+    keyring: Keyring | None = None,
+    checkpoints: CheckpointLog | None = None,
+    receipts: Sequence[Receipt] = (),
 ) -> AuditReport:
-    """Audit one match read from ``conn`` (a psycopg ``AsyncConnection``)."""
+    """Audit one match read from ``conn`` (a psycopg ``AsyncConnection``).
+
+    ``keyring`` / ``checkpoints``: the service's public keys and checkpoint
+    log; None takes them from the environment when it names them
+    (``service.evidence.config``), else those checks are skipped.
+    """
+    from service.evidence.service import default_evidence
+    from service.store.events import unsigned_up_to
+
     rows = await match_rows(conn, match_id)
     if not rows:
         raise NotFound(f"There is no match {match_id!r}.", code="match_not_found")
     stored = await load_stored_seed(conn, match_id) if use_stored_seed else None
-    return build_report(match_id, rows, stored_seed=stored, gap_threshold_s=gap_threshold_s)
+    if keyring is None or checkpoints is None:
+        found = default_evidence()
+        if found is not None:
+            keyring = keyring or found.keyring
+            checkpoints = checkpoints or await found.bind(conn)
+    proof, note = None, None
+    if checkpoints is not None:
+        checkpoints.refresh()
+        proof = checkpoints.proof(match_id)
+        if proof is None:
+            note = (
+                "no checkpoint holds this match yet"
+                if checkpoints.latest is not None
+                else f"no checkpoint in {checkpoints.path}"
+            )
+    return build_report(
+        match_id,
+        rows,
+        stored_seed=stored,
+        gap_threshold_s=gap_threshold_s,
+        keyring=keyring,
+        unsigned_up_to=await unsigned_up_to(conn) if keyring is not None else 0,
+        checkpoint=proof,
+        receipts=receipts,
+        checkpoint_note=note,
+    )

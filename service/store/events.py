@@ -34,7 +34,7 @@ from psycopg_pool import AsyncConnectionPool
 from schemas.events import Event, decode_event, encode_event
 from service.errors import Conflict, ValidationFailed, VersionConflict
 from service.store.chain import GENESIS_HASH, row_hash
-from service.store.heads import head_message
+from service.store.heads import blinded, head_message, head_salt, row_head_message
 
 APPEND_LOCK_KEY = 0x6D61746368610001
 """Advisory lock: appends hold it shared until commit, ``read_all`` takes it
@@ -81,6 +81,9 @@ class StoredEvent(msgspec.Struct, frozen=True, kw_only=True):
     """The key that signed this row (the last row of its append), else None."""
     signature: bytes | None = None
     """Ed25519 over ``service.store.heads.head_message`` of this row, else None."""
+    blinded_hash: bytes | None = None
+    """What the signature signs in place of ``hash`` (``heads.blinded``), on the
+    signed rows an append returns (None on rows read back: it needs the seed)."""
 
 
 class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -184,16 +187,17 @@ async def unsigned_up_to(conn: AsyncConnection[Any]) -> int:
     return int(row[0]) if row else 0
 
 
-def head_is_signed(verifier: Verifier, event: StoredEvent) -> bool:
+def head_is_signed(verifier: Verifier, event: StoredEvent, salt: bytes) -> bool:
     """``event`` carries a valid service signature of its own head."""
     return event.signature is not None and verifier.verify(
         event.key_id,
-        head_message(
-            key_id=event.key_id or "",
+        row_head_message(
+            key_id=event.key_id,
             match_id=event.match_id,
             version=event.version,
             hash_=event.hash,
             recorded_at=event.recorded_at,
+            salt=salt,
         ),
         event.signature,
     )
@@ -221,6 +225,8 @@ class EventStore:
         self.pool = pool
         self.signer = signer
         self.verifier = verifier
+        self._salts: OrderedDict[str, bytes] = OrderedDict()
+        """match_id -> its head salt (from its seed, which never changes)."""
         self._epoch: int | None = None
         """Rows up to this position predate signatures (``evidence_epoch``)."""
         # match_id -> (version, hash) of a committed row: a committed row never
@@ -242,20 +248,40 @@ class EventStore:
         """The match's last (version, hash), read from the table; checked when a
         verifier is set (``UnsignedHead``) before it is remembered."""
         cur = await conn.execute(
-            "SELECT version, hash, recorded_at, key_id, signature, position FROM events"
-            " WHERE match_id = %s ORDER BY version DESC LIMIT 1",
+            "SELECT e.version, e.hash, e.recorded_at, e.key_id, e.signature, e.position, s.seed"
+            " FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id"
+            " WHERE e.match_id = %s ORDER BY e.version DESC LIMIT 1",
             (match_id,),
         )
         row = await cur.fetchone()
         if row is None:
             return 0, GENESIS_HASH
         version, hash_ = row[0], bytes(row[1])
+        salt = head_salt(row[6])
+        self._remember_salt(match_id, salt)
         if self.verifier is not None and self._epoch is None:
             self._epoch = await unsigned_up_to(conn)
         if self._epoch is None or row[5] > self._epoch:  # legacy rows were never signed
-            self._check_head(match_id, version, hash_, row[2], row[3], row[4])
+            self._check_head(match_id, version, hash_, row[2], row[3], row[4], salt)
         self._remember(match_id, version, hash_)
         return version, hash_
+
+    def _remember_salt(self, match_id: str, salt: bytes) -> None:
+        self._salts[match_id] = salt
+        self._salts.move_to_end(match_id)
+        while len(self._salts) > HEAD_CACHE_SIZE:
+            self._salts.popitem(last=False)
+
+    async def _salt(self, conn: AsyncConnection[Any], match_id: str) -> bytes:
+        """The match's head salt (``heads.head_salt`` of its seed), remembered."""
+        known = self._salts.get(match_id)
+        if known is not None:
+            return known
+        cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
+        row = await cur.fetchone()
+        salt = head_salt(None if row is None else str(row[0]))
+        self._remember_salt(match_id, salt)
+        return salt
 
     def _check_head(
         self,
@@ -265,15 +291,17 @@ class EventStore:
         recorded_at: datetime,
         key_id: str | None,
         signature: bytes | None,
+        salt: bytes,
     ) -> None:
         if self.verifier is None:
             return
-        message = head_message(
-            key_id=key_id or "",
+        message = row_head_message(
+            key_id=key_id,
             match_id=match_id,
             version=version,
             hash_=hash_,
             recorded_at=recorded_at,
+            salt=salt,
         )
         if signature is None or not self.verifier.verify(key_id, message, bytes(signature)):
             raise UnsignedHead(
@@ -364,13 +392,20 @@ class EventStore:
             signer = self.signer
             signature: bytes | None = None
             signed_by = None if signer is None else signer.key_id
+            head_blind: bytes | None = None
             if signer is not None:
+                if seed is not None:
+                    salt = head_salt(seed)
+                    self._remember_salt(match_id, salt)
+                else:
+                    salt = await self._salt(conn, match_id)
+                head_blind = blinded(salt, hashes[-1])
                 signature = signer.sign(
                     head_message(
                         key_id=signer.key_id,
                         match_id=match_id,
                         version=last,
-                        hash_=hashes[-1],
+                        blinded_hash=head_blind,
                         recorded_at=recorded_at,
                     )
                 )
@@ -428,6 +463,7 @@ class EventStore:
                 hash=hash_,
                 key_id=signed_by if version == last else None,
                 signature=signature if version == last else None,
+                blinded_hash=head_blind if version == last else None,
             )
             for position, version, type_, event, prev, hash_ in zip(
                 positions, versions, types, events, prevs, hashes, strict=True
@@ -488,8 +524,11 @@ class EventStore:
         # signed (checked here, in memory, instead of by a read at the append).
         if stored and (
             self.verifier is None
-            or head_is_signed(self.verifier, stored[-1])
             or (self._epoch is not None and stored[-1].position <= self._epoch)
+            or (
+                match_id in self._salts
+                and head_is_signed(self.verifier, stored[-1], self._salts[match_id])
+            )
         ):
             self._remember(match_id, stored[-1].version, stored[-1].hash)
         return stored

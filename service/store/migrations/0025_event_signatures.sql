@@ -11,9 +11,12 @@ ALTER TABLE events
 
 -- Rows up to this position were written before the service signed anything:
 -- the audit reports them as unsigned legacy rows, not as forgeries. The app
--- role may only read it, so a forger cannot move the line.
+-- role may only read it, so a forger cannot move the line. `store_id` names
+-- this event store in its signed checkpoints (with the database's name: a
+-- database cloned from a template keeps the id, never the name).
 CREATE TABLE evidence_epoch (
-    unsigned_up_to bigint NOT NULL
+    unsigned_up_to bigint NOT NULL,
+    store_id text NOT NULL DEFAULT gen_random_uuid()::text
 );
 INSERT INTO evidence_epoch (unsigned_up_to) SELECT coalesce(max(position), 0) FROM events;
 
