@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 import psycopg
 from psycopg.copy import QueuedLibpqWriter
 
+from service.evidence.guard import forged_results
 from workers import db
 from workers.elo import EloSettings, Ladder, PlayerRating, settings_from_json
 
@@ -267,6 +268,8 @@ def _increment(
     conn: psycopg.Connection, ladder_id: str, settings: Any, params: dict[str, Any]
 ) -> int:
     results = conn.execute(_NEW_RESULTS, params).fetchall()
+    forged = set(forged_results(conn.cursor(), ladder_id, params["high"], after=params["after"]))
+    results = [r for r in results if r[1] not in forged]
     if not results:
         return 0
     involved = sorted({p for r in results for p in (r[2], r[3])})
@@ -368,6 +371,8 @@ def _recompute(
     rcur = reader.cursor()
     params: dict[str, Any] = {"ladder": ladder_id, "high": high, "rows": ENDED_CHUNK_ROWS}
     params["annulled"] = rcur.execute(_ANNULLED, params).fetchone()[0]  # type: ignore[index]
+    # results no service signature covers (a clone, a forged end) count as annulled
+    params["annulled"] += forged_results(rcur, ladder_id, high)
     # A big ladder scans every match_ended row: that read starts now, on the
     # job's own connection (idle until the write), side by side with the
     # match_created read on the reader, so two PostgreSQL backends work at

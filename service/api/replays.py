@@ -13,6 +13,7 @@ match is annulled, so the stored archive does not hold them).
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections import OrderedDict
 from typing import Annotated, Any, Literal
 
@@ -26,7 +27,7 @@ from psycopg_pool import AsyncConnectionPool
 from schemas.events import DisputeFiled, MatchCreated, decode_event
 from schemas.views import EventView, MatchView
 from service.api.auth import Player
-from service.errors import Forbidden, NotFound
+from service.errors import Forbidden, MatchaError, NotFound
 from workers.replays import (
     ARCHIVE_FORMAT,
     RATINGS_OF_MATCH,
@@ -45,6 +46,8 @@ from workers.replays import (
     record_of_events,
     redacted_event,
 )
+
+log = logging.getLogger("matcha.api.replays")
 
 CACHE_SIZE = 64
 """Decoded archives kept in memory, so stepping through frames does not
@@ -280,17 +283,41 @@ async def get_frame(
     security=[],
 )
 async def export_record(
-    match_id: str, pool: AsyncConnectionPool, viewer: Player | None
-) -> Response[MatchRecord]:
-    """The portable match record (headers + every event with its chain hashes).
+    request: Request[Any, Any, Any],
+    match_id: str,
+    pool: AsyncConnectionPool,
+    viewer: Player | None,
+) -> Response[Any]:
+    """The portable match record (headers + every event with its chain hashes),
+    with the service's final receipt, its public keys, the match's checkpoint
+    proof and the audit's ``problems`` (``matcha verify`` checks it offline).
 
     It holds every card, as anyone may see once the match is over; on a ladder
     that hides hands in replays only an admin may export it. Disputes are
     private to their filer and admins, so anyone else gets the record up to the
     first dispute (its version in the ``Matcha-Record-Withheld-From`` header);
     the match page and the log still show the dispute's state and any annulment.
+    A log the service did not sign as it stands, or one that no longer folds
+    into a match, is answered with a 409 problem+json listing what the audit
+    found (``errors``), never a 5xx.
     """
-    record = (await load_archive(pool, match_id)).archive.record
+    from service.evidence.record import record_evidence, unsigned
+
+    evidence = getattr(request.app.state, "evidence", None)
+    async with pool.connection() as conn:
+        found = await record_evidence(conn, match_id, evidence)
+    problems = found.report.verdict.reasons
+    if unsigned(found.report):
+        return _tampered(
+            request, "The service did not sign this match's log as it stands", problems
+        )
+    try:
+        record = (await load_archive(pool, match_id)).archive.record
+    except MatchaError:
+        raise
+    except Exception as exc:  # a forged log can break the fold anywhere: report, never 500
+        log.warning("the record of %s cannot be built: %s", match_id, exc)
+        return _tampered(request, "This match's log no longer folds into a match", problems)
     admin = viewer is not None and viewer.has("admin")
     if record.headers.hide_hands_in_replay and not admin:
         raise Forbidden(
@@ -302,7 +329,30 @@ async def export_record(
     async with pool.connection() as conn:
         headers = await with_ratings(conn, record.headers)
     headers_out = {} if withheld is None else {"Matcha-Record-Withheld-From": str(withheld)}
-    return Response(msgspec.structs.replace(record, headers=headers), headers=headers_out)
+    receipt = found.receipt
+    if withheld is not None and receipt is not None and receipt.version >= withheld:
+        receipt = None  # it signs events this record leaves out
+    out = msgspec.structs.replace(
+        record,
+        headers=headers,
+        receipt=receipt,
+        keys=found.keys,
+        checkpoint=found.checkpoint if withheld is None else None,
+        problems=problems,
+    )
+    return Response(out, headers=headers_out)
+
+
+def _tampered(request: Request[Any, Any, Any], why: str, problems: list[str]) -> Response[Any]:
+    from service.api.errors import problem_response
+
+    return problem_response(
+        request,
+        409,
+        "match_log_inconsistent",
+        f"{why}: an admin audit names each problem (GET /api/admin/matches/{{id}}/audit).",
+        errors=[{"field": None, "message": p} for p in problems] or None,
+    )
 
 
 def _first_dispute(record: MatchRecord) -> int | None:
