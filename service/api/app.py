@@ -55,6 +55,7 @@ ROUTES: list[str] = [
     "service.api.admin:ROUTES",
     "service.api.ratings:ROUTES",
     "service.api.replays:ROUTES",
+    "service.evidence.routes:ROUTES",
 ]
 """Route handlers mounted on every app, as ``"module:attribute"``."""
 
@@ -62,6 +63,7 @@ ON_STARTUP: list[str] = [
     "service.api.admin:on_startup",
     "service.ops.instrument:instrument_app",
     "workers.queue:on_startup",
+    "service.evidence.plugin:on_startup",
 ]
 """Async or sync callables ``fn(app)`` run at start, after ``app.state`` is ready."""
 

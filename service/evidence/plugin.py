@@ -1,10 +1,12 @@
-"""Evidence in the API: one Litestar init plugin (``service.api.app.PLUGINS``).
+"""Evidence in the API (three lines of ``service/api/app.py``).
 
-It adds the evidence routes and a lifespan step that runs after the app's
-own (the pool, the store and the match service exist by then): load the
-signing key and the keyring, make the store sign and check heads, publish
-the keys, and run the checkpointer as a bounded background task that stops
-(with one last checkpoint) before the pool closes.
+* ``on_startup`` (``ON_STARTUP``): load the signing key and the keyring, make
+  the store sign and check heads, publish the keys, find this store's
+  checkpoint log. Signing never depends on a plug-in being mounted.
+* ``EvidencePlugin`` (``PLUGINS``): a lifespan step, entered after the app's
+  own, that runs the checkpointer as a bounded background task and stops it
+  (with one last checkpoint) before the pool closes.
+* ``service.evidence.routes:ROUTES`` (``ROUTES``): keys, checkpoints, receipts.
 """
 
 from __future__ import annotations
@@ -29,8 +31,7 @@ STOP_TIMEOUT_S = 5.0
 """The last checkpoint at shutdown gets this long; the file already holds the others."""
 
 
-@contextlib.asynccontextmanager
-async def evidence_lifespan(app: Litestar) -> AsyncIterator[None]:
+async def on_startup(app: Litestar) -> None:
     evidence = await to_thread.run_sync(load_service_evidence)
     store = app.state.store
     store.signer = evidence.signer
@@ -38,6 +39,20 @@ async def evidence_lifespan(app: Litestar) -> AsyncIterator[None]:
     async with app.state.pool.connection() as conn:
         await evidence.bind(conn)
     app.state.evidence = evidence
+    log.info(
+        "signing with key %s; %d public keys; checkpoints in %s",
+        evidence.signer.key_id if evidence.signer else None,
+        len(evidence.keyring),
+        evidence.checkpoints.path if evidence.checkpoints else None,
+    )
+
+
+@contextlib.asynccontextmanager
+async def evidence_lifespan(app: Litestar) -> AsyncIterator[None]:
+    evidence = getattr(app.state, "evidence", None)
+    if evidence is None:  # on_startup is not in ON_STARTUP: nothing to checkpoint with
+        yield
+        return
     checkpointer = Checkpointer(
         app.state.pool, evidence, interval_s=evidence.settings.checkpoint_interval_s
     )
@@ -48,12 +63,6 @@ async def evidence_lifespan(app: Litestar) -> AsyncIterator[None]:
             checkpointer.poke()
 
     on_every_commit(app, after_commit)
-    log.info(
-        "signing with key %s; %d public keys; checkpoints in %s",
-        evidence.signer.key_id if evidence.signer else None,
-        len(evidence.keyring),
-        evidence.checkpoints.path if evidence.checkpoints else None,
-    )
     task = asyncio.create_task(checkpointer.run(), name="matcha-checkpointer")
     try:
         yield
@@ -69,8 +78,5 @@ async def evidence_lifespan(app: Litestar) -> AsyncIterator[None]:
 
 class EvidencePlugin(InitPluginProtocol):
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
-        from service.evidence.routes import ROUTES
-
-        app_config.route_handlers.extend(ROUTES)
         app_config.lifespan.append(evidence_lifespan)
         return app_config
