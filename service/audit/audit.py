@@ -19,7 +19,7 @@ from service.audit.admin_events import admin_check, disputes
 from service.audit.chain_check import chain_check, hash_flags
 from service.audit.fairness import fairness, revealed_seed
 from service.audit.refold import Engine, SeedSource, decode, refold
-from service.audit.report import AuditReport, LoggedEvent, MatchStatus, Verdict
+from service.audit.report import AuditReport, Finding, LoggedEvent, MatchStatus, Verdict
 from service.audit.rows import RawRow, match_rows
 from service.audit.timing import DEFAULT_GAP_S, timing
 from service.engine import dealing
@@ -90,6 +90,7 @@ def build_report(
     checkpoint: InclusionProof | None = None,
     receipts: Sequence[Receipt] = (),
     checkpoint_note: str | None = None,
+    seed_reused_by: str | None = None,
 ) -> AuditReport:
     """The whole audit of one match from its raw rows (version order).
 
@@ -138,6 +139,16 @@ def build_report(
         fair = replace(
             fair,
             first_bad_deal=replace(bad, logged=scrub(bad.logged), expected=scrub(bad.expected)),
+        )
+    if seed_reused_by is not None and fair.first_bad_deal is None and rows:
+        fair = replace(
+            fair,
+            status="inconsistent",
+            first_bad_deal=Finding.at(
+                rows[0],
+                problem=f"the seed of this match is also the seed of match {seed_reused_by}: "
+                "a reused seed, whose deals whoever saw the other match can compute",
+            ),
         )
     admin = admin_check(rows)
     timed = timing(rows, players, gap_threshold_s=gap_threshold_s)
@@ -231,6 +242,24 @@ async def load_stored_seed(conn: Any, match_id: str) -> str | None:
     return row[0] if row else None
 
 
+REUSED_SEED = """
+SELECT match_id FROM match_seeds WHERE seed = %(seed)s AND match_id <> %(match)s
+UNION ALL
+SELECT match_id FROM events
+WHERE type = 'match_ended' AND data ->> 'seed' = %(seed)s AND match_id <> %(match)s
+LIMIT 1
+"""
+
+
+async def seed_reused_by(conn: Any, match_id: str, seed: str | None) -> str | None:
+    """Another match that was dealt from (or revealed) the same seed, if any."""
+    if seed is None:
+        return None
+    cur = await conn.execute(REUSED_SEED, {"seed": seed, "match": match_id})
+    row = await cur.fetchone()
+    return None if row is None else str(row[0])
+
+
 async def audit_match(
     conn: Any,
     match_id: str,
@@ -279,4 +308,5 @@ async def audit_match(
         checkpoint=proof,
         receipts=receipts,
         checkpoint_note=note,
+        seed_reused_by=await seed_reused_by(conn, match_id, stored or revealed_seed(rows)[0]),
     )

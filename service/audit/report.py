@@ -192,8 +192,12 @@ class AuditReport(msgspec.Struct, frozen=True, kw_only=True):
     timing: Timing
     disputes: list[DisputeState]
     verdict: Verdict
-    signatures: SignatureCheck = SignatureCheck(status="skipped", note="not checked")
-    evidence: EvidenceCheck = EvidenceCheck(status="skipped", note="not checked")
+    signatures: SignatureCheck = msgspec.field(
+        default_factory=lambda: SignatureCheck(status="skipped", note="not checked")
+    )
+    evidence: EvidenceCheck = msgspec.field(
+        default_factory=lambda: EvidenceCheck(status="skipped", note="not checked")
+    )
 
 
 _encoder = msgspec.json.Encoder()

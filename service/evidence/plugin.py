@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -31,11 +32,17 @@ STOP_TIMEOUT_S = 5.0
 """The last checkpoint at shutdown gets this long; the file already holds the others."""
 
 
+UNSIGNED_FOR_BENCH = "MATCHA_BENCH_UNSIGNED"
+"""Set to 1 only by bench/bench_evidence.py: the same API without signatures, to
+measure what they cost. Never in a deployment (the audit would name every row)."""
+
+
 async def on_startup(app: Litestar) -> None:
     evidence = await to_thread.run_sync(load_service_evidence)
     store = app.state.store
-    store.signer = evidence.signer
-    store.verifier = evidence.keyring
+    if os.environ.get(UNSIGNED_FOR_BENCH) != "1":
+        store.signer = evidence.signer
+        store.verifier = evidence.keyring
     async with app.state.pool.connection() as conn:
         await evidence.bind(conn)
     app.state.evidence = evidence

@@ -367,3 +367,24 @@ async def test_a_seat_swap_with_the_chain_recomputed_is_named_at_the_creation(
     assert report.fairness.first_bad_deal.version == 1
     assert report.fairness.first_bad_deal.event_type == "match_created"
     assert (await record_answers_without_a_5xx(public, match_id)).status_code == 409
+
+
+async def test_a_reused_seed_is_named_at_the_creation(
+    signed_match: Any, signed_store: EventStore, evidence_audit: Any
+) -> None:
+    _, seed, _ = signed_match
+    # a second match dealt from the first one's (now revealed) seed
+    from schemas.commands import StartMatch
+    from service.engine import decide, initial_state
+
+    start = StartMatch(match_id="m-again", players=("carol", "dave"), ruleset=STANDARD,
+                       first_dealer=0, seed=seed, ladder_id=LADDER)
+    await signed_store.append("m-again", 0, decide(initial_state(seed), start), actor="system",
+                              seed=seed)
+
+    report = await evidence_audit("m-again", checkpoint=False)
+
+    assert report.signatures.status == "consistent"  # the service itself did it
+    assert report.fairness.first_bad_deal.version == 1
+    assert "reused seed" in report.fairness.first_bad_deal.problem
+    assert "m-signed" in report.fairness.first_bad_deal.problem
