@@ -111,7 +111,12 @@ def _against(
             return Finding(
                 version=end + 1,
                 problem=f"the log ends at version {end}, but {source} shows it reached version "
-                f"{version}: events {end + 1} to {version} were removed",
+                f"{version}: "
+                + (
+                    f"event {version} was removed"
+                    if end + 1 == version
+                    else f"events {end + 1} to {version} were removed"
+                ),
                 expected={"version": version, "blinded_hash": blind_hex},
             )
         return Finding(

@@ -250,7 +250,7 @@ async def test_the_tail_cut_at_a_players_turn_is_named_by_the_checkpoint_or_a_re
     for report in (by_checkpoint, by_receipt):
         assert report.signatures.status == "consistent"
         assert report.evidence.first_problem.version == cut
-        assert "were removed" in report.evidence.first_problem.problem
+        assert "removed" in report.evidence.first_problem.problem
         assert not report.verdict.consistent
     assert by_checkpoint.evidence.checkpoint_version == last.last_version
     assert by_receipt.evidence.receipts == 1
