@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections import Counter
-from typing import Any
 
 import click
 import msgspec
@@ -19,7 +18,7 @@ from tqdm import tqdm  # type: ignore[import-untyped]
 
 from service.audit.audit import audit_match
 from service.audit.render import render
-from service.audit.report import to_json
+from service.audit.report import AuditReport, to_json
 from service.audit.rows import match_ids
 from service.audit.timing import DEFAULT_GAP_S
 
@@ -48,7 +47,9 @@ class _Evidence(msgspec.Struct, frozen=True, kw_only=True):
     receipts: tuple[str, ...] = ()
 
 
-async def _audit(conn: AsyncConnection, match_id: str, gap_s: float, ev: _Evidence) -> Any:
+async def _audit(
+    conn: AsyncConnection, match_id: str, gap_s: float, ev: _Evidence
+) -> AuditReport:
     from pathlib import Path
 
     from service.evidence.checkpoints import checkpoint_log_for
