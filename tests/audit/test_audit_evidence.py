@@ -46,7 +46,10 @@ def a_match(match_id: str, *, live_after: int | None = None) -> tuple[str, list[
     """A seeded standard ladder match: finished with a winner, or live after some moves."""
     for n in range(500):
         seed, batches = play(
-            random.Random(n), match_id=match_id, ruleset=STANDARD, ladder_id=LADDER,
+            random.Random(n),
+            match_id=match_id,
+            ruleset=STANDARD,
+            ladder_id=LADDER,
             stop_after=live_after,
         )
         if live_after is not None or ended(batches):
@@ -94,8 +97,9 @@ async def insert_as_app_role(url: str, match_id: str, event: Event, actor: str) 
         version, prev = (row[0] + 1, bytes(row[1])) if row else (1, GENESIS_HASH)
         at = datetime.now(UTC)
         raw = encode_event(event)
-        h = row_hash(prev, match_id=match_id, version=version, actor=actor, recorded_at=at,
-                     event_bytes=raw)
+        h = row_hash(
+            prev, match_id=match_id, version=version, actor=actor, recorded_at=at, event_bytes=raw
+        )
         await conn.execute(
             "INSERT INTO events (match_id, version, type, data, actor, recorded_at, prev_hash,"
             " hash) VALUES (%s, %s, %s, %s::jsonb, %s, %s, %s, %s)",
@@ -125,7 +129,10 @@ async def test_an_honest_signed_match_audits_consistent_with_its_checkpoint(
 
 
 async def test_a_forged_event_with_a_correct_hash_is_named_at_that_event(
-    signed_match: Any, evidence_audit: Any, database_url: str, signed_store: EventStore,
+    signed_match: Any,
+    evidence_audit: Any,
+    database_url: str,
+    signed_store: EventStore,
     public: Any,
 ) -> None:
     match_id, _, _ = signed_match
@@ -142,9 +149,7 @@ async def test_a_forged_event_with_a_correct_hash_is_named_at_that_event(
     assert not report.verdict.consistent and f"unsigned at version {v}" in report.verdict.line
     # The service never seals the forged row into its chain by appending on top.
     with pytest.raises(UnsignedHead):
-        await signed_store.append(
-            match_id, v, [MatchAnnulled(admin="a", reason="r")], actor="a"
-        )
+        await signed_store.append(match_id, v, [MatchAnnulled(admin="a", reason="r")], actor="a")
     response = await record_answers_without_a_5xx(public, match_id)
     assert response.status_code == 409
     assert any(f"version {v}" in e["message"] for e in response.json()["errors"])
@@ -197,15 +202,15 @@ async def test_a_match_cloned_under_a_new_id_is_named_and_the_ratings_ignore_it(
             if data["type"] == "match_created":
                 data["match_id"] = clone
             raw = msgspec.json.encode(msgspec.convert(data, Event))  # type: ignore[arg-type]
-            h = row_hash(prev, match_id=clone, version=version, actor=actor, recorded_at=at,
-                         event_bytes=raw)
+            h = row_hash(
+                prev, match_id=clone, version=version, actor=actor, recorded_at=at, event_bytes=raw
+            )
             # the signatures are copied too: they name the original match, not the clone
             await conn.execute(
                 "INSERT INTO events (match_id, version, type, data, actor, recorded_at,"
                 " prev_hash, hash, key_id, signature)"
                 " VALUES (%s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s)",
-                (clone, version, data["type"], raw.decode(), actor, at, prev, h, key_id,
-                 signature),
+                (clone, version, data["type"], raw.decode(), actor, at, prev, h, key_id, signature),
             )
             prev = h
         await conn.execute(
@@ -228,7 +233,10 @@ async def test_a_match_cloned_under_a_new_id_is_named_and_the_ratings_ignore_it(
 
 
 async def test_the_tail_cut_at_a_players_turn_is_named_by_the_checkpoint_or_a_receipt(
-    signed_store: EventStore, evidence_audit: Any, checkpoint: Any, admin_database_url: str,
+    signed_store: EventStore,
+    evidence_audit: Any,
+    checkpoint: Any,
+    admin_database_url: str,
     public: Any,
 ) -> None:
     seed, batches = a_match("m-live", live_after=12)
@@ -258,7 +266,10 @@ async def test_the_tail_cut_at_a_players_turn_is_named_by_the_checkpoint_or_a_re
 
 
 async def test_a_finished_match_cut_before_its_end_is_named_by_the_checkpoint(
-    signed_match: Any, evidence_audit: Any, checkpoint: Any, admin_database_url: str,
+    signed_match: Any,
+    evidence_audit: Any,
+    checkpoint: Any,
+    admin_database_url: str,
     public: Any,
 ) -> None:
     match_id, _, batches = signed_match
@@ -286,7 +297,8 @@ async def test_two_events_swapped_and_the_chain_recomputed_are_named_at_the_firs
     forger = forger_of(match_id)
     rows = await forger.rows()
     v = next(
-        r["version"] for r, nxt in itertools.pairwise(rows)
+        r["version"]
+        for r, nxt in itertools.pairwise(rows)
         if r["type"] == nxt["type"] == "card_played" and r["data"]["seat"] != nxt["data"]["seat"]
     )
     swap = "UPDATE events SET version = %s WHERE match_id = %s AND version = %s"
@@ -329,7 +341,8 @@ async def test_a_played_card_swapped_for_a_held_one_with_its_reveal_edited_is_na
     data = dict(played["data"], card=held)
     await forger.set_data(v, data)
     reveal = next(
-        r for r in in_hand
+        r
+        for r in in_hand
         if r["type"] == "round_revealed" and r["data"]["round"] == played["data"]["round"]
     )
     edited = reveal["data"]
@@ -377,10 +390,17 @@ async def test_a_reused_seed_is_named_at_the_creation(
     from schemas.commands import StartMatch
     from service.engine import decide, initial_state
 
-    start = StartMatch(match_id="m-again", players=("carol", "dave"), ruleset=STANDARD,
-                       first_dealer=0, seed=seed, ladder_id=LADDER)
-    await signed_store.append("m-again", 0, decide(initial_state(seed), start), actor="system",
-                              seed=seed)
+    start = StartMatch(
+        match_id="m-again",
+        players=("carol", "dave"),
+        ruleset=STANDARD,
+        first_dealer=0,
+        seed=seed,
+        ladder_id=LADDER,
+    )
+    await signed_store.append(
+        "m-again", 0, decide(initial_state(seed), start), actor="system", seed=seed
+    )
 
     report = await evidence_audit("m-again", checkpoint=False)
 

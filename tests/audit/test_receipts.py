@@ -52,8 +52,12 @@ def service(keys: Any, database_url: str, redis_server_url: str, redis_prefix: s
 
 
 async def play(
-    api: Api, match_id: str, seats: tuple[Account, Account], receipts: list[dict[str, Any]],
-    *, commands: int | None = None,
+    api: Api,
+    match_id: str,
+    seats: tuple[Account, Account],
+    receipts: list[dict[str, Any]],
+    *,
+    commands: int | None = None,
 ) -> None:
     """Random bots play (``commands`` of them, or to the end); every answer's receipt kept."""
     rng = random.Random(3)
@@ -113,9 +117,21 @@ async def test_a_receipt_from_a_real_match_verifies_offline_with_only_the_public
     # A process of its own, with no database and no service to ask.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MATCHA_", "DATABASE"))}
     done = subprocess.run(
-        [sys.executable, "-m", "service.cli", "verify", str(record_file), str(held), str(one),
-         "--keys", str(keys_file)],
-        capture_output=True, text=True, timeout=120, env=env,
+        [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "verify",
+            str(record_file),
+            str(held),
+            str(one),
+            "--keys",
+            str(keys_file),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "verified: the record holds up" in done.stdout
@@ -170,15 +186,19 @@ async def test_a_key_rotation_keeps_old_receipts_verifying(
     (tmp_path / "keys.json").write_text(json.dumps(published))
     (tmp_path / "receipts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in receipts))
     code, out = run_verify(
-        str(tmp_path / "record.json"), str(tmp_path / "receipts.jsonl"),
-        "--keys", str(tmp_path / "keys.json"),
+        str(tmp_path / "record.json"),
+        str(tmp_path / "receipts.jsonl"),
+        "--keys",
+        str(tmp_path / "keys.json"),
     )
     assert code == 0, out
     # without the retired key, the old receipts are named as unverifiable
     only_new = {"keys": [k for k in published["keys"] if k["key_id"] == new.key_id]}
     (tmp_path / "new-only.json").write_text(json.dumps(only_new))
     code, out = run_verify(
-        str(tmp_path / "record.json"), str(tmp_path / "receipts.jsonl"),
-        "--keys", str(tmp_path / "new-only.json"),
+        str(tmp_path / "record.json"),
+        str(tmp_path / "receipts.jsonl"),
+        "--keys",
+        str(tmp_path / "new-only.json"),
     )
     assert code == 1 and "a key this keyring does not hold" in out, out
