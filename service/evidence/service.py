@@ -74,6 +74,10 @@ def default_evidence() -> Evidence | None:
     )
 
 
+MIN_GAP_S = 2.0
+"""The least time between two checkpoints, however many matches end."""
+
+
 @dataclass
 class Checkpointer:
     """Signs a checkpoint every ``interval_s`` while matches change, and soon after
@@ -106,6 +110,9 @@ class Checkpointer:
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._poked.wait(), self.interval_s)
+            # Matches ending together share one checkpoint: at most one per
+            # MIN_GAP_S (each one takes the append barrier for a moment).
+            await asyncio.sleep(MIN_GAP_S)
             self._poked.clear()
             try:
                 await self.once()
