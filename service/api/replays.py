@@ -329,15 +329,22 @@ async def export_record(
     async with pool.connection() as conn:
         headers = await with_ratings(conn, record.headers)
     headers_out = {} if withheld is None else {"Matcha-Record-Withheld-From": str(withheld)}
-    receipt = found.receipt
-    if withheld is not None and receipt is not None and receipt.version >= withheld:
-        receipt = None  # it signs events this record leaves out
+    receipt, proof = found.receipt, found.checkpoint
+    if withheld is not None:
+        # what this record holds is signed too: the last signed head before the withheld part
+        from service.evidence.record import signed_receipt
+
+        if receipt is not None and receipt.version >= withheld:
+            async with pool.connection() as conn:
+                receipt = await signed_receipt(conn, match_id, before=withheld)
+        if proof is not None and proof.leaf.version >= withheld:
+            proof = None
     out = msgspec.structs.replace(
         record,
         headers=headers,
         receipt=receipt,
         keys=found.keys,
-        checkpoint=found.checkpoint if withheld is None else None,
+        checkpoint=proof,
         problems=problems,
     )
     return Response(out, headers=headers_out)

@@ -102,7 +102,7 @@ def receipt_problem(receipt: Receipt, keyring: _Verifier) -> str | None:
         blind = bytes.fromhex(receipt.blinded_hash)
         signature = base64.b64decode(receipt.signature, validate=True)
     except (ValueError, binascii.Error):
-        return "the receipt's hash or signature is not valid hex / base64"
+        return "the receipt does not verify: its hash or signature is not valid hex / base64"
     message = head_message(
         key_id=receipt.key_id,
         match_id=receipt.match_id,

@@ -39,24 +39,7 @@ async def record_evidence(conn: Any, match_id: str, evidence: Evidence | None) -
         keyring=None if evidence is None else evidence.keyring,
         checkpoints=checkpoints,
     )
-    cur = await conn.execute(
-        "SELECT e.match_id, e.version, e.hash, e.recorded_at, e.key_id, e.signature, s.seed"
-        " FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id"
-        " WHERE e.match_id = %s AND e.signature IS NOT NULL ORDER BY e.version DESC LIMIT 1",
-        (match_id,),
-    )
-    row = await cur.fetchone()
-    receipt = None
-    if row is not None:
-        signed = _Row(
-            match_id=row[0],
-            version=row[1],
-            hash=bytes(row[2]),
-            recorded_at=row[3],
-            key_id=row[4],
-            signature=bytes(row[5]),
-        )
-        receipt = receipt_of(signed, head_salt(row[6]))
+    receipt = await signed_receipt(conn, match_id)
     proof = None if checkpoints is None else checkpoints.proof(match_id)
     return RecordEvidence(
         receipt=receipt,
@@ -64,6 +47,29 @@ async def record_evidence(conn: Any, match_id: str, evidence: Evidence | None) -
         checkpoint=proof,
         report=report,
     )
+
+
+async def signed_receipt(conn: Any, match_id: str, before: int | None = None) -> Receipt | None:
+    """The receipt of the match's last signed row (below version ``before``, if given)."""
+    cur = await conn.execute(
+        "SELECT e.match_id, e.version, e.hash, e.recorded_at, e.key_id, e.signature, s.seed"
+        " FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id"
+        " WHERE e.match_id = %s AND e.signature IS NOT NULL AND e.version < %s"
+        " ORDER BY e.version DESC LIMIT 1",
+        (match_id, before if before is not None else 2**31 - 1),
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    signed = _Row(
+        match_id=row[0],
+        version=row[1],
+        hash=bytes(row[2]),
+        recorded_at=row[3],
+        key_id=row[4],
+        signature=bytes(row[5]),
+    )
+    return receipt_of(signed, head_salt(row[6]))
 
 
 class _Row(msgspec.Struct, frozen=True, kw_only=True):

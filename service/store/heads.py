@@ -4,7 +4,8 @@ is also the receipt a player holds (docs/event-store.md "Signatures").
 The signature covers the head's hash *blinded* with a per-match salt:
 
     salt    = SHA-256(b"matcha-head-salt-v1" || seed)        (seed: its 32 bytes;
-                                                              none: empty)
+                                                              none: empty; not hex:
+                                                              its UTF-8 text)
     blinded = SHA-256(b"matcha-head-blind-v1" || salt || hash)
     message = b"matcha-signed-head-v1"
               + field(key_id) + field(match_id) + field(str(version))
@@ -36,9 +37,18 @@ def _field(raw: bytes) -> bytes:
     return len(raw).to_bytes(4, "big") + raw
 
 
+def _seed_bytes(seed: str | None) -> bytes:
+    if not seed:
+        return b""
+    try:
+        return bytes.fromhex(seed)
+    except ValueError:  # not a dealing seed (the store accepts any text): its UTF-8
+        return seed.encode()
+
+
 def head_salt(seed: str | None) -> bytes:
     """The match's salt, from its seed (hex); a match without a seed gets the empty one's."""
-    return hashlib.sha256(SALT_DOMAIN + (bytes.fromhex(seed) if seed else b"")).digest()
+    return hashlib.sha256(SALT_DOMAIN + _seed_bytes(seed)).digest()
 
 
 def blinded(salt: bytes, hash_: bytes) -> bytes:
