@@ -8,8 +8,10 @@ The exit status is what a script checks before publishing standings:
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 from collections import Counter
+from typing import Any
 
 import click
 import msgspec
@@ -47,17 +49,31 @@ class _Evidence(msgspec.Struct, frozen=True, kw_only=True):
     receipts: tuple[str, ...] = ()
 
 
+_logs: dict[Any, Any] = {}
+
+
+@functools.cache
+def _keyring(path: str) -> Any:
+    from pathlib import Path
+
+    from service.evidence.keys import Keyring
+
+    return Keyring.from_json(Path(path).read_bytes())
+
+
 async def _audit(
     conn: AsyncConnection, match_id: str, gap_s: float, ev: _Evidence
 ) -> AuditReport:
     from pathlib import Path
 
     from service.evidence.checkpoints import checkpoint_log_for
-    from service.evidence.keys import Keyring
     from service.evidence.receipts import decode_receipts
 
-    keyring = Keyring.from_json(Path(ev.keys).read_bytes()) if ev.keys else None
-    checkpoints = await checkpoint_log_for(conn, Path(ev.checkpoints)) if ev.checkpoints else None
+    keyring = _keyring(ev.keys) if ev.keys else None
+    checkpoints = None
+    if ev.checkpoints:
+        found = await checkpoint_log_for(conn, Path(ev.checkpoints))
+        checkpoints = _logs.setdefault(found.path, found)  # read once per run, then appended
     receipts = [r for path in ev.receipts for r in decode_receipts(Path(path).read_bytes())]
     return await audit_match(
         conn,

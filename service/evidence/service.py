@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,11 +40,16 @@ class Evidence:
     signer: SigningKey | None = None
     sink: ObjectStoreSink | None = None
 
+    _logs: dict[str, CheckpointLog] = field(default_factory=dict)
+
     async def bind(self, conn: Any) -> CheckpointLog:
-        """The checkpoint log of the event store ``conn`` reaches (kept once found)."""
+        """The checkpoint log of the event store ``conn`` reaches (one object per
+        store, kept: it reads only what was appended since its last read)."""
+        found = await checkpoint_log_for(conn, self.checkpoint_folder)
+        log_ = self._logs.setdefault(found.origin, found)
         if self.checkpoints is None:
-            self.checkpoints = await checkpoint_log_for(conn, self.checkpoint_folder)
-        return self.checkpoints
+            self.checkpoints = log_
+        return log_
 
 
 def load_service_evidence(settings: EvidenceSettings | None = None) -> Evidence:
@@ -62,8 +68,14 @@ def load_service_evidence(settings: EvidenceSettings | None = None) -> Evidence:
 
 
 def default_evidence() -> Evidence | None:
-    """The public keys and checkpoint log the environment names, or None."""
-    settings = EvidenceSettings()
+    """The public keys and checkpoint log the environment names, or None
+    (loaded once per process and environment: ``matcha audit --all`` audits
+    thousands of matches with one keyring and one read of each checkpoint log)."""
+    return _default_evidence(EvidenceSettings())
+
+
+@functools.lru_cache(maxsize=8)
+def _default_evidence(settings: EvidenceSettings) -> Evidence | None:
     if not settings.configured:
         return None
     keyring = load_public_keys(settings)

@@ -22,3 +22,7 @@ INSERT INTO evidence_epoch (unsigned_up_to) SELECT coalesce(max(position), 0) FR
 
 REVOKE ALL ON evidence_epoch FROM PUBLIC;
 GRANT SELECT ON evidence_epoch TO matcha_app;
+
+-- The audit names a seed used by two matches (a reused seed): found by value.
+CREATE INDEX match_seeds_seed_idx ON match_seeds (seed);
+CREATE INDEX events_revealed_seed_idx ON events ((data ->> 'seed')) WHERE type = 'match_ended';
