@@ -392,9 +392,21 @@ def _record_before(record: MatchRecord, version: int) -> MatchRecord:
 )
 async def import_record(request: Request[Any, Any, Any]) -> RecordCheck:
     """Check a match record: its hash chain, a re-fold of its events through the
-    engine, its deals against its seed; and return its frames when it holds up."""
+    engine, its deals against its seed, and the receipt and checkpoint proof it
+    carries against the service's keys; and return its frames when it holds up."""
     record = decode_record(await request.body())
-    return await to_thread.run_sync(check_record, record)
+    checked = await to_thread.run_sync(check_record, record)
+    evidence = getattr(request.app.state, "evidence", None)
+    if evidence is not None and (record.receipt is not None or record.checkpoint is not None):
+        # what the record says the service signed must verify with the service's keys
+        from service.evidence.cli import signed_checks
+
+        _, problems = signed_checks(record, [], evidence.keyring, require_receipt=False)
+        if problems:
+            checked = msgspec.structs.replace(
+                checked, ok=False, problems=[*checked.problems, *problems], frames=[]
+            )
+    return checked
 
 
 ROUTES = [get_replay, get_frame, export_record, import_record]

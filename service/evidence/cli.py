@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import msgspec
@@ -21,6 +22,9 @@ import msgspec
 from service.evidence.checkpoints import proof_problem
 from service.evidence.keys import Keyring, load_keyring, rotate
 from service.evidence.receipts import Receipt, decode_receipts, receipt_holds, receipt_problem
+
+if TYPE_CHECKING:
+    from workers.replays import MatchRecord
 
 
 def _receipt_against_record(
@@ -69,6 +73,21 @@ def verify_record(
         )
     problems += [f"record: {p}" for p in checked.problems]
     problems += [f"record lists: {p}" for p in record.problems]
+    more_ok, more = signed_checks(record, receipts, keyring)
+    return ok + more_ok, problems + more
+
+
+def signed_checks(
+    record: MatchRecord,
+    receipts: list[tuple[str, Receipt]],
+    keyring: Keyring,
+    *,
+    require_receipt: bool = True,
+) -> tuple[list[str], list[str]]:
+    """(what holds, what does not) of what the service signed about ``record``: its
+    final receipt, its checkpoint proof, and each receipt given."""
+    ok: list[str] = []
+    problems: list[str] = []
     match_id = record.headers.match_id
     hashes: dict[int, bytes] = {}
     for e in record.events:
@@ -80,7 +99,8 @@ def verify_record(
     last = max(hashes, default=0)
     final = record.receipt
     if final is None:
-        problems.append("the record carries no receipt: nothing signed by the service")
+        if require_receipt:
+            problems.append("the record carries no receipt: nothing signed by the service")
     else:
         found = receipt_problem(final, keyring) or _receipt_against_record(
             final, hashes, seed, match_id, "the record's receipt"

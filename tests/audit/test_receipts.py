@@ -202,3 +202,18 @@ async def test_a_key_rotation_keeps_old_receipts_verifying(
         str(tmp_path / "new-only.json"),
     )
     assert code == 1 and "a key this keyring does not hold" in out, out
+
+
+async def test_the_service_refuses_an_imported_record_whose_receipt_it_did_not_sign(
+    service: Service, tmp_path: Path
+) -> None:
+    record_file, _, _ = await finished_with_receipts(service, tmp_path)
+    record = json.loads(record_file.read_text())
+    forged = json.loads(record_file.read_text())
+    forged["receipt"]["signature"] = "A" * 86 + "=="
+    async with service() as client:
+        honest = (await client.post("/api/records/check", json=record)).json()
+        refused = (await client.post("/api/records/check", json=forged)).json()
+    assert honest["ok"] is True, honest["problems"]
+    assert refused["ok"] is False and refused["frames"] == []
+    assert any("does not verify" in p for p in refused["problems"])
