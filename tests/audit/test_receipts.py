@@ -217,3 +217,24 @@ async def test_the_service_refuses_an_imported_record_whose_receipt_it_did_not_s
     assert honest["ok"] is True, honest["problems"]
     assert refused["ok"] is False and refused["frames"] == []
     assert any("does not verify" in p for p in refused["problems"])
+
+
+async def test_a_match_end_is_checkpointed_by_the_running_service(service: Service) -> None:
+    import anyio
+
+    async with service() as client:
+        api = Api(client, service.token)
+        match_id, a, b = await api.new_match()
+        await play(api, match_id, (a, b), [])
+        proof = None
+        with anyio.fail_after(30):  # the checkpointer runs within MIN_GAP_S of the end
+            while proof is None:
+                answer = await client.get(f"/api/matches/{match_id}/checkpoint")
+                if answer.status_code == 200:
+                    proof = answer.json()
+                else:
+                    assert answer.json()["code"] == "not_checkpointed"
+                    await anyio.sleep(0.2)
+        record = (await client.get(f"/api/matches/{match_id}/record")).json()
+    assert proof["leaf"][1] == len(record["events"])  # the final version
+    assert record["checkpoint"]["checkpoint"]["sequence"] >= 1
