@@ -142,14 +142,24 @@ async def audit(
     match_id: str,
     pool: AsyncConnectionPool,
     player: Player,
+    state: State,
     gap_s: Annotated[float, QueryParameter(gt=0)] = DEFAULT_GAP_S,
 ) -> AuditReport:
-    """The audit of a match: log, chain, re-fold, fairness, timing and verdict.
+    """The audit of a match: log, chain, re-fold, fairness, signatures, the latest
+    checkpoint, timing and verdict.
 
     While the match is played an admin reads it as a spectator would: every
     check runs over the whole log, but the report shows only the public log."""
+    evidence = getattr(state, "evidence", None)
     async with pool.connection() as conn:
-        return await audit_seen_by(conn, match_id, caller_of(player), gap_threshold_s=gap_s)
+        return await audit_seen_by(
+            conn,
+            match_id,
+            caller_of(player),
+            gap_threshold_s=gap_s,
+            keyring=None if evidence is None else evidence.keyring,
+            checkpoints=None if evidence is None else evidence.checkpoints,
+        )
 
 
 @post(

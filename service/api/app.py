@@ -45,6 +45,8 @@ from service.api import (
 from service.api.auth import TokenCache
 from service.api.deps import DEPENDENCIES
 from service.api.errors import EXCEPTION_HANDLERS, document_problems
+from service.evidence import plugin as evidence_plugin
+from service.evidence import routes as evidence_routes
 from service.live.plugin import LivePlugin
 from service.matches import MatchCore
 from service.matches.summaries import catch_up_match_summaries
@@ -89,6 +91,7 @@ ROUTES: list[ControllerRouterHandler] = [
     *replays.ROUTES,
     *seasons.ROUTES,
     *seasons_page.ROUTES,
+    *evidence_routes.ROUTES,
 ]
 """Route handlers mounted on every app."""
 
@@ -96,10 +99,15 @@ ON_STARTUP: list[Callable[[Litestar], Awaitable[None] | None]] = [
     admin.on_startup,
     instrument_app,
     worker_queue.on_startup,
+    evidence_plugin.on_startup,
 ]
 """Called as ``fn(app)`` at start, after ``app.state`` is ready (in this order)."""
 
-PLUGINS: list[Callable[[], InitPluginProtocol]] = [OpsPlugin, LivePlugin]
+PLUGINS: list[Callable[[], InitPluginProtocol]] = [
+    OpsPlugin,
+    LivePlugin,
+    evidence_plugin.EvidencePlugin,
+]
 """Litestar init plugins, for parts that add middleware (ops: request ids, JSON
 logs, ``/healthz``, ``/readyz``, ``/metrics``) or start with the app (live)."""
 

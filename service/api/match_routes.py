@@ -24,9 +24,11 @@ from service.api.auth import Player
 from service.api.deps import caller_of, current_player, maybe_player
 from service.engine import fold, is_terminal, redact, view
 from service.errors import Forbidden, ValidationFailed
+from service.evidence.receipts import Receipt, last_receipt
 from service.matches import Accepted, Caller, Folded, MatchCore, MatchFacts, Seen, seen_by
 from service.ops.logging import set_player
 from service.store import StoredEvent
+from service.store.heads import head_salt
 
 
 # The bodies of the four seat commands. The seat is never in a body: it is the
@@ -70,6 +72,13 @@ class CommandResult(msgspec.Struct, frozen=True, kw_only=True):
     """The match's version after the command (the last event it appended)."""
     view: MatchView
     """The match as the caller sees it now."""
+    receipt: Receipt | None = None
+    """The service's signature of the log at ``version`` (docs/audit.md "Receipts")."""
+
+
+def receipt_of_answer(accepted: Accepted) -> Receipt | None:
+    """The receipt of an accepted command: the signature of its last row."""
+    return last_receipt(accepted.stored, head_salt(accepted.folded.state.seed))
 
 
 def answer_view(accepted: Accepted, caller: Caller) -> MatchView:
@@ -140,7 +149,11 @@ async def _command(
         expected_version=_expected_version(body, if_match),
         idempotency_key=idempotency_key,
     )
-    return CommandResult(version=accepted.version, view=answer_view(accepted, caller_of(player)))
+    return CommandResult(
+        version=accepted.version,
+        view=answer_view(accepted, caller_of(player)),
+        receipt=receipt_of_answer(accepted),
+    )
 
 
 @post(

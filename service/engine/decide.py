@@ -40,7 +40,7 @@ from schemas.events import (
     Passed,
 )
 from schemas.rules import DEFAULT_TERMS
-from service.engine.dealing import SCHEME, commitment, deal, valid_seed
+from service.engine.dealing import SCHEME, binding, bound_commitment, deal, fits, valid_seed
 from service.engine.evolve import (
     card_played,
     cards_kept,
@@ -177,7 +177,16 @@ def _start(t: Table, command: StartMatch, events: list[Event]) -> None:
         players=command.players,
         ruleset=command.ruleset,
         first_dealer=command.first_dealer,
-        seed_commitment=commitment(command.seed),
+        seed_commitment=bound_commitment(
+            command.seed,
+            binding(
+                match_id=command.match_id,
+                players=command.players,
+                ruleset=command.ruleset,
+                ladder_id=command.ladder_id,
+                first_dealer=command.first_dealer,
+            ),
+        ),
         ladder_id=command.ladder_id,
         dealing_scheme=SCHEME,
         terms=command.terms,
@@ -352,10 +361,21 @@ def _reveal(t: Table, events: list[Event]) -> None:
             hand_ended(t, ended)
 
 
+def _binding(t: Table) -> bytes:
+    """What the match's commitment binds (``dealing.binding``), from the table."""
+    return binding(
+        match_id=t.match_id,
+        players=t.players,
+        ruleset=t.ruleset,
+        ladder_id=t.ladder_id,
+        first_dealer=t.first_dealer or 0,
+    )
+
+
 def _deal_next(t: Table, events: list[Event]) -> None:
     if t.seed is None:
         raise RuleError("no_seed", "The next hand cannot be dealt without the match's seed.")
-    if t.seed_commitment is not None and commitment(t.seed) != t.seed_commitment:
+    if t.seed_commitment is not None and not fits(t.seed, t.seed_commitment, _binding(t)):
         raise RuleError("no_seed", "The seed given does not match this match's commitment.")
     kept: tuple[tuple[Card, ...], tuple[Card, ...]] = (t.kept[0] or (), t.kept[1] or ())
     dealer = other(t.dealer if t.dealer is not None else 1)

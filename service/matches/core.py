@@ -108,7 +108,8 @@ class Accepted(msgspec.Struct, frozen=True, kw_only=True):
     folded: Folded
     """The match right after the command."""
     stored: tuple[StoredEvent, ...] = ()
-    """The rows this command appended (none for a replayed answer)."""
+    """The rows this command appended (for a replayed answer: the row at its version,
+    which the receipt of that answer signs)."""
     replayed: bool = False
     """An idempotency key's retry: nothing was appended this time."""
 
@@ -434,7 +435,10 @@ class MatchCore:
     async def _replayed(self, facts: MatchFacts, match_id: str, last_version: int) -> Accepted:
         """The first result of a repeated command: the match as it was right after it."""
         folded = await self.at_version(match_id, last_version)
-        return Accepted(facts=facts, version=last_version, folded=folded, replayed=True)
+        row = await self.store.load(match_id, after=last_version - 1, limit=1)
+        return Accepted(
+            facts=facts, version=last_version, folded=folded, stored=tuple(row), replayed=True
+        )
 
     async def _after_commit(self, committed: Committed) -> None:
         """Run the hooks with the rows the append wrote (no read back)."""

@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 
+from service.evidence.guard import forged_results
 from workers.ratings import elo, glicko2
 from workers.ratings.reads import PERIOD
 from workers.ratings.recompute import GLICKO_COLUMNS, Boundaries
@@ -48,6 +49,9 @@ def increment(
     """Rate the results in ``(after, high]``: ``(matches rated, the ladder's period)``."""
     query_params = {**params, "period_us": getattr(settings, "period_us", 1)}
     results = conn.execute(_NEW_RESULTS, query_params).fetchall()
+    # results no service signature covers (a clone, a forged end) are not rated
+    forged = set(forged_results(conn.cursor(), ladder_id, params["high"], after=params["after"]))
+    results = [r for r in results if r[1] not in forged]
     if not results and not boundaries:
         return 0, period
     if isinstance(settings, glicko2.Glicko2Settings):

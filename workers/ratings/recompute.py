@@ -21,6 +21,7 @@ from typing import Any
 
 import psycopg
 
+from service.evidence.guard import forged_results
 from workers.ratings import reads
 from workers.ratings.codes import ABORTED, FLIP_OF_CODE, SCORE_OF_CODE
 from workers.ratings.copy_out import RATINGS_COLUMNS, write_elo, write_history_columns
@@ -92,6 +93,8 @@ def recompute(
     if glicko_settings is not None:
         params["period_us"] = glicko_settings.period_us
     params["annulled"] = rcur.execute(reads.ANNULLED, params).fetchone()[0]  # type: ignore[index]
+    # results no service signature covers (a clone, a forged end) count as annulled
+    params["annulled"] += forged_results(rcur, ladder_id, high)
     parse = reads.in_order
     # A big ladder scans every match_ended row: that read starts now, on the
     # job's own connection (idle until the write), side by side with the
