@@ -55,6 +55,7 @@ ROUTES: list[str] = [
     "service.api.admin:ROUTES",
     "service.api.ratings:ROUTES",
     "service.api.replays:ROUTES",
+    "service.tournaments.routes:ROUTES",
 ]
 """Route handlers mounted on every app, as ``"module:attribute"``."""
 
@@ -65,7 +66,11 @@ ON_STARTUP: list[str] = [
 ]
 """Async or sync callables ``fn(app)`` run at start, after ``app.state`` is ready."""
 
-PLUGINS: list[str] = ["service.ops:OpsPlugin", "service.live.plugin:LivePlugin"]
+PLUGINS: list[str] = [
+    "service.ops:OpsPlugin",
+    "service.live.plugin:LivePlugin",
+    "service.tournaments.plugin:TournamentPlugin",
+]
 """Litestar init plugin classes (``"module:Class"``), for parts that add middleware
 (ops: request ids, JSON logs, ``/healthz``, ``/readyz``, ``/metrics``)."""
 
