@@ -59,7 +59,7 @@ from service.tournaments.state import (
     TournamentState,
     active,
     freeze,
-    running_games,
+    round_games,
     thaw,
 )
 from service.tournaments.tiebreaks import NAMES
@@ -389,7 +389,7 @@ def _after_game(t: Table, at: datetime, emit: Emit) -> None:
 
 
 def _close_round_if_done(t: Table, at: datetime, emit: Emit) -> None:
-    while t.round_open and not any(g.round == t.round and not g.done for g in running_games(t)):
+    while t.round_open and not any(not g.done for g in round_games(t, t.round)):
         emit(RoundClosed(at=at, round=t.round))
         if t.round >= _total_rounds(t) or (isinstance(t.format, Swiss) and len(active(t)) < 2):
             emit(TournamentEnded(at=at))

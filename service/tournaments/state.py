@@ -161,3 +161,17 @@ def active(state: Board) -> list[Entrant]:
 
 def running_games(state: Board) -> list[GameRecord]:
     return [g for g in state.games.values() if not g.done]
+
+
+def round_games(state: Board, round_no: int) -> list[GameRecord]:
+    """The games of a round. A round's games are numbered after the previous
+    round's, so they are read from the end, not by scanning every game."""
+    found = []
+    for number in range(len(state.games), 0, -1):  # games are numbered 1, 2, 3 ...
+        game = state.games[number]
+        if game.round != round_no:
+            if found or game.round < round_no:
+                break
+            continue
+        found.append(game)
+    return found[::-1]
