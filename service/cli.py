@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "run": "service.run:run",
     "schemas": "service.schema_export:schemas",
     "simulate": "service.simulate:simulate",
+    "tournament": "service.tournaments.cli:tournament",
     "worker": "workers.cli:worker",
 }
 

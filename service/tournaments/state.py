@@ -166,7 +166,7 @@ def running_games(state: Board) -> list[GameRecord]:
 def round_games(state: Board, round_no: int) -> list[GameRecord]:
     """The games of a round. A round's games are numbered after the previous
     round's, so they are read from the end, not by scanning every game."""
-    found = []
+    found: list[GameRecord] = []
     for number in range(len(state.games), 0, -1):  # games are numbered 1, 2, 3 ...
         game = state.games[number]
         if game.round != round_no:

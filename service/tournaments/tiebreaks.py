@@ -112,7 +112,7 @@ def encounter_points(
     scored = dict.fromkeys(group, 0.0)
     met: set[frozenset[str]] = set()
     for player in group:
-        for r in finished(records[player]):
+        for r in finished(records.get(player, ())):
             if r.opponent in members and r.kind not in ("annulled", "bye"):
                 scored[player] += r.points
                 met.add(frozenset((player, r.opponent)))
