@@ -170,7 +170,7 @@ async def test_a_bad_tournament_is_refused_with_what_is_wrong(
 async def test_only_the_organiser_starts_and_nobody_acts_on_an_unknown_tournament(
     api: TournamentApi,
 ) -> None:
-    organiser, t, players = await _swiss(api, 3)
+    _, t, players = await _swiss(api, 3)
     assert_problem(
         await api.post(f"/api/tournaments/{t['id']}/start", players[0]), 403, "forbidden"
     )
@@ -194,40 +194,42 @@ async def test_only_the_organiser_starts_and_nobody_acts_on_an_unknown_tournamen
 
 
 async def test_live_standings_reach_sse_and_websocket_watchers(settings: Settings) -> None:
-    async with serve_in_process(settings) as address:
-        async with httpx.AsyncClient(base_url=f"http://{address}", timeout=20) as client:
-            api = TournamentApi(client)
-            organiser, t, _ = await _swiss(api, 2)
-            sse: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-            ws: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    async with (
+        serve_in_process(settings) as address,
+        httpx.AsyncClient(base_url=f"http://{address}", timeout=20) as client,
+    ):
+        api = TournamentApi(client)
+        _, t, _ = await _swiss(api, 2)
+        sse: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        ws: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
-            async def read_sse() -> None:
-                async with (
-                    httpx.AsyncClient(timeout=None) as c,
-                    c.stream(
-                        "GET", f"http://{address}/api/tournaments/{t['id']}/standings/stream"
-                    ) as response,
-                ):
-                    assert response.headers["content-type"].startswith("text/event-stream")
-                    async for line in response.aiter_lines():
-                        if line.startswith("data:"):
-                            await sse.put(json.loads(line[5:]))
+        async def read_sse() -> None:
+            async with (
+                httpx.AsyncClient(timeout=None) as c,
+                c.stream(
+                    "GET", f"http://{address}/api/tournaments/{t['id']}/standings/stream"
+                ) as response,
+            ):
+                assert response.headers["content-type"].startswith("text/event-stream")
+                async for line in response.aiter_lines():
+                    if line.startswith("data:"):
+                        await sse.put(json.loads(line[5:]))
 
-            async def read_ws() -> None:
-                async with connect(f"ws://{address}/api/tournaments/{t['id']}/ws") as socket:
-                    async for message in socket:
-                        await ws.put(json.loads(message)["standings"])
+        async def read_ws() -> None:
+            async with connect(f"ws://{address}/api/tournaments/{t['id']}/ws") as socket:
+                async for message in socket:
+                    await ws.put(json.loads(message)["standings"])
 
-            readers = [asyncio.create_task(read_sse()), asyncio.create_task(read_ws())]
-            try:
-                first = [await asyncio.wait_for(q.get(), 20) for q in (sse, ws)]
-                assert [len(f["rows"]) for f in first] == [2, 2]
-                late = await api.register()
-                await api.enter(t["id"], late)  # a new version: both hear of it at once
-                second = [await asyncio.wait_for(q.get(), 20) for q in (sse, ws)]
-                assert [len(s["rows"]) for s in second] == [3, 3]
-                assert second[0]["version"] == second[1]["version"] > first[0]["version"]
-            finally:
-                for reader in readers:
-                    reader.cancel()
-                await asyncio.gather(*readers, return_exceptions=True)
+        readers = [asyncio.create_task(read_sse()), asyncio.create_task(read_ws())]
+        try:
+            first = [await asyncio.wait_for(q.get(), 20) for q in (sse, ws)]
+            assert [len(f["rows"]) for f in first] == [2, 2]
+            late = await api.register()
+            await api.enter(t["id"], late)  # a new version: both hear of it at once
+            second = [await asyncio.wait_for(q.get(), 20) for q in (sse, ws)]
+            assert [len(s["rows"]) for s in second] == [3, 3]
+            assert second[0]["version"] == second[1]["version"] > first[0]["version"]
+        finally:
+            for reader in readers:
+                reader.cancel()
+            await asyncio.gather(*readers, return_exceptions=True)
