@@ -4,15 +4,25 @@ steps, scripted match results, and reading the projections back."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import httpx
 from harness import Account, Api
+
+from service.embedded import free_port
+from service.settings import Settings
 
 ADMIN_TOKEN = "tournament-admin-token-" + "t" * 20
 
-__all__ = ["ADMIN_TOKEN", "Account", "TournamentApi", "decisive_loser"]
+__all__ = ["ADMIN_TOKEN", "Account", "ApiProcess", "TournamentApi", "decisive_loser"]
 
 
 def decisive_loser(match_id: str, players: tuple[str, str]) -> int:
@@ -102,3 +112,76 @@ class TournamentApi(Api):
 
         await self.wait_for(recorded)
         return len(games)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class ApiProcess:
+    """The real app in a uvicorn process of its own, to stop gracefully or kill."""
+
+    def __init__(self, settings: Settings, admin_token: str, **env: str) -> None:
+        self.port = free_port()
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": settings.database.url,
+            "MATCHA_MIGRATE_ON_START": "0",
+            "REDIS_URL": settings.redis.url,
+            "MATCHA_REDIS_PREFIX": settings.redis.prefix,
+            "MATCHA_ADMIN_TOKEN": admin_token,
+            "MATCHA_TOURNAMENT_POLL_S": "0.3",
+            **env,
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ApiProcess:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "service.api.app:create_app",
+                "--factory",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"API exited: {self.proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.base}/api/tournaments", timeout=2).is_success:
+                    return self
+            if time.monotonic() > deadline:
+                raise TimeoutError("the API process did not start")
+            time.sleep(0.2)
+
+    def kill(self) -> None:
+        """SIGKILL: no lifespan shutdown, no chance to finish anything."""
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(15)
+
+    def stop(self) -> None:
+        """A graceful shutdown (SIGINT), bounded; a kill if it does not come."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(15)
