@@ -42,8 +42,8 @@ const fmtText = (t) => {
   if (f.type === "round_robin") return `Round-robin${f.cycles === 2 ? ", double" : ""}`;
   return `Arena, ${f.minutes} min${f.avoid_repeats ? ", no repeats" : ""}`;
 };
-const stage = (t) => t.phase === "registering" ? "registering"
-  : t.phase === "finished" ? "finished"
+const stage = (t) => t.phase === "registering" ? (t.starts_at ? `starts ${new Date(t.starts_at).toLocaleString()}` : "open for entries")
+  : t.phase === "finished" ? (t.format.type === "arena" ? "over" : `${t.round} rounds played`)
   : t.format.type === "arena" ? `running until ${new Date(t.ends_at).toLocaleTimeString()}`
   : `round ${t.round}${t.rounds ? ` of ${t.rounds}` : ""}`;
 const pts = (x) => (Number.isInteger(x) ? String(x) : x.toFixed(1).replace(/\.0$/, "").replace(".5", "½"));
@@ -68,7 +68,7 @@ async function lobby(root) {
 async function createForm() {
   const ladders = await api("/api/ladders");
   if (!ladders.length) return h("p", { class: "muted" }, "Create a ladder first to hold a tournament.");
-  const field = (id, label, input) => h("div", { class: "row" }, h("label", { for: id }, label), input);
+  const field = (id, label, input, only) => h("div", { class: "row", "data-for": only }, h("label", { for: id }, label), input);
   const name = h("input", { id: "t-name", required: true, maxlength: 100 });
   const ladder = h("select", { id: "t-ladder" }, ladders.map((l) => h("option", { value: l.id }, `${l.name} (${l.ruleset})`)));
   const kind = h("select", { id: "t-format" }, Object.entries(FORMAT).map(([k, v]) => h("option", { value: k }, v)));
@@ -88,11 +88,14 @@ async function createForm() {
   }) },
     h("h2", {}, "Organise a tournament"),
     field("t-name", "Name", name), field("t-ladder", "Ladder", ladder), field("t-format", "Format", kind),
-    field("t-rounds", "Swiss rounds", rounds), field("t-bye", "Bye points", bye),
-    field("t-cycles", "Round-robin", cycles), field("t-minutes", "Arena minutes", minutes),
+    field("t-rounds", "Swiss rounds", rounds, "swiss"), field("t-bye", "Bye points", bye, "swiss"),
+    field("t-cycles", "Round-robin", cycles, "round_robin"), field("t-minutes", "Arena minutes", minutes, "arena"),
     field("t-tiebreaks", "Tie-breaks, in order", tbs),
     h("p", { class: "muted" }, `Tie-breaks: ${TIEBREAKS.join(", ")}.`),
     h("button", { class: "btn primary", type: "submit" }, "Create"));
+  const only = () => form.querySelectorAll("[data-for]").forEach((row) => { row.hidden = row.dataset.for !== kind.value; });
+  kind.addEventListener("change", only);
+  only();
   return form;
 }
 
@@ -111,18 +114,26 @@ function standingsTable(s) {
 
 const RESULT = { "1-0": "1 – 0", "0-1": "0 – 1", "1/2-1/2": "½ – ½", "+-": "+ – −", "-+": "− – +", "--": "− – −" };
 
+function gameRow(g) {
+  const result = g.annulled ? "annulled" : g.result ? RESULT[g.result] + (g.counted ? "" : " (late)") : "playing";
+  const link = g.match_id ? h("a", { href: `/watch/${enc(g.match_id)}` }, g.result ? "replay" : "watch") : "";
+  return h("tr", { "data-game": g.game }, h("td", { class: "num" }, g.board), h("td", {}, g.names[0]),
+    h("td", { class: "result" }, result), h("td", {}, g.names[1]), h("td", {}, link));
+}
+
 function pairingsView(p) {
-  if (!p.rounds.length) return h("p", { class: "muted" }, "No pairings yet.");
-  return p.rounds.slice().reverse().map((r) => h("section", { class: "panel scroll", "data-round": r.round },
-    h("h2", {}, r.round ? `Round ${r.round}` : "Arena games"),
-    h("table", { class: "pairings" }, h("thead", {}, h("tr", {}, h("th", { class: "num" }, "Board"), h("th", {}, "Seat 0"),
-      h("th", {}, "Result"), h("th", {}, "Seat 1"), h("th", {}, ""))),
-      h("tbody", {}, r.games.slice().reverse().map((g) => h("tr", { "data-game": g.game },
-        h("td", { class: "num" }, g.board), h("td", {}, g.names[0]),
-        h("td", { class: "result" }, g.annulled ? "annulled" : g.result ? RESULT[g.result] + (g.counted ? "" : " (late)") : "playing"),
-        h("td", {}, g.names[1]),
-        h("td", {}, g.match_id ? h("a", { href: `/watch/${enc(g.match_id)}` }, g.result ? "replay" : "watch") : "")))),
-    r.byes.length ? h("p", { class: "byes" }, "Byes: ", r.byes.map((b) => `${b.name} (${b.kind}, ${pts(b.points)})`).join(", ")) : null));
+  if (!p.rounds.length) return [h("p", { class: "muted" }, "No pairings yet.")];
+  return p.rounds.slice().reverse().map((r) => {
+    const head = h("tr", {}, h("th", { class: "num" }, "Board"), h("th", {}, "Seat 0"), h("th", {}, "Result"),
+      h("th", {}, "Seat 1"), h("th", {}, ""));
+    const games = r.round ? r.games : r.games.slice().reverse();  // an arena: newest first
+    const byes = r.byes.length
+      ? h("p", { class: "byes" }, "Byes: ", r.byes.map((b) => `${b.name} (${b.kind}, ${pts(b.points)})`).join(", "))
+      : null;
+    return h("section", { class: "panel scroll", "data-round": r.round },
+      h("h2", {}, r.round ? `Round ${r.round}` : "Arena games"),
+      h("table", { class: "pairings" }, h("thead", {}, head), h("tbody", {}, games.map(gameRow))), byes);
+  });
 }
 
 const CELL = { win: "1", draw: "½", loss: "0", forfeit_win: "+", forfeit_loss: "−", double_forfeit: "−", bye: "B", unpaired: "U", rest: "R", absent: "·", annulled: "×", playing: "…" };
@@ -141,7 +152,8 @@ function crosstableView(x, roundRobin) {
         }), h("td", { class: "num" }, pts(r.points))))));
   }
   const width = Math.max(...x.rows.map((r) => r.cells.length));
-  return h("table", { id: "crosstable" }, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "Player"),
+  return h("div", {}, h("p", { class: "muted" }, "Each cell: the opponent's place, a (seat 0) or b (seat 1), the result; B bye, R rest, + − forfeits, · absent."),
+  h("table", { id: "crosstable" }, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "Player"),
     Array.from({ length: width }, (_, i) => h("th", { class: "num" }, i + 1)), h("th", { class: "num" }, "Points"))),
     h("tbody", {}, x.rows.map((r) => h("tr", {}, h("td", {}, r.place), h("td", {}, r.name),
       Array.from({ length: width }, (_, i) => {
@@ -150,7 +162,7 @@ function crosstableView(x, roundRobin) {
         const seat = c.seat == null ? "" : c.seat === 0 ? "a" : "b";
         return h("td", { class: `num ${cellClass(c) || ""}`, title: c.kind },
           `${c.opponent_place ?? ""}${seat}${CELL[c.kind]}`);
-      }), h("td", { class: "num" }, pts(r.points))))));
+      }), h("td", { class: "num" }, pts(r.points)))))));
 }
 
 async function tournamentPage(root, id) {
