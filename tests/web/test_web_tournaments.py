@@ -78,7 +78,7 @@ def test_an_organiser_creates_a_swiss_and_watches_it_live(
 
     assert _resign_open_games(api, tournament_id, tokens) == 2  # seat 0 wins both
     page.wait_for_selector("[data-round='2'] .pairings", timeout=15_000)  # round 2 paired live
-    assert page.locator("[data-round='1'] td.result").all_inner_texts() == ["1 – 0", "1 – 0"]
+    assert page.locator("[data-round='1'] td.result").all_inner_texts() == ["1 \u2013 0"] * 2
     _resign_open_games(api, tournament_id, tokens)
     page.wait_for_function(
         "() => document.querySelector('#phase').textContent === 'finished'", timeout=15_000

@@ -55,7 +55,8 @@ async function lobby(root) {
   const list = await api("/api/tournaments?limit=200");
   const rows = list.map((t) => h("tr", { "data-tournament": t.id },
     h("td", {}, h("a", { href: `/tournaments/${enc(t.id)}` }, t.name)),
-    h("td", {}, fmtText(t)), h("td", { class: "num" }, t.players), h("td", {}, stage(t))));
+    h("td", {}, fmtText(t)), h("td", { class: "num" }, t.players),
+    h("td", {}, h("span", { class: "badge" }, t.phase), " ", stage(t))));
   root.replaceChildren(
     h("h1", {}, "Tournaments"),
     h("div", { class: "panel scroll" }, list.length
