@@ -10,8 +10,9 @@ entry, a return), the waiting players are paired among themselves by one
 maximum matching (``networkx.max_weight_matching``, as many pairs as the
 rules allow): never the opponent one just played (no immediate rematch),
 never a pair the organiser forbade, never two who have met when the
-organiser asked to avoid repeats; among those, the closest ranks on the
-live leaderboard (``C² - min(gap, C)²`` per pair). A player whose only
+organiser asked to avoid repeats; among those, the closest on the live
+leaderboard (the waiting players in leaderboard order, ``C² - min(gap, C)²``
+per pair for ``gap`` places apart). A player whose only
 possible opponents are barred waits for the next one to finish.
 """
 

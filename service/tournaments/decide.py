@@ -53,7 +53,7 @@ from service.errors import RuleError
 from service.tournaments import arena, berger, swiss
 from service.tournaments.evolve import apply
 from service.tournaments.records import records
-from service.tournaments.standings import arena_order
+from service.tournaments.standings import scores
 from service.tournaments.state import (
     Table,
     TournamentState,
@@ -547,9 +547,13 @@ def _pair_waiting(t: Table, at: datetime, emit: Emit) -> None:
     assert isinstance(t.format, Arena)
     if _arena_over(t, at) or len(t.waiting) < 2:
         return
-    recs = records(t)
-    order = arena_order(t, recs)
-    waiting = sorted(t.waiting, key=lambda p: order[p])
+    recs = records(t, only=t.waiting)
+    # The waiting players in leaderboard order (points, rating, joining order).
+    points = scores(t, recs)
+    waiting = sorted(
+        t.waiting,
+        key=lambda p: (-points[p], -t.entrants[p].rating, t.entrants[p].number),
+    )
     pool = []
     for player_id in waiting:
         rows = recs[player_id]

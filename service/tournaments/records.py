@@ -12,6 +12,7 @@ unplayed rounds* (VUR). ``playing``: the game is not over yet.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Final, Literal, TypeAlias
 
 import msgspec
@@ -88,18 +89,21 @@ def _game_record(game: GameRecord, seat: Seat) -> Record:
     )
 
 
-def records(state: Board) -> dict[str, list[Record]]:
-    """Every entrant's records in order (entrants in joining order).
+def records(state: Board, only: Collection[str] | None = None) -> dict[str, list[Record]]:
+    """Every entrant's records in order (entrants in joining order); ``only``:
+    just these players' (an arena pairing reads the few who wait, not all).
 
     Swiss and round-robin: one record per round paired so far; a round still
     being played holds ``playing`` for an unfinished game and nothing for an
     entrant who is not in it. Arena: one record per game, in pairing order.
     """
-    out: dict[str, list[Record]] = {p: [] for p in state.entrants}
+    out: dict[str, list[Record]] = {p: [] for p in (state.entrants if only is None else only)}
     if isinstance(state.format, Arena):
         for game in state.games.values():
             for seat in SEATS:
-                out[game.players[seat]].append(_game_record(game, seat))
+                rows = out.get(game.players[seat])
+                if rows is not None:
+                    rows.append(_game_record(game, seat))
         return out
     by_round: dict[tuple[int, str], Record] = {}
     for game in state.games.values():

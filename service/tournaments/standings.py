@@ -76,15 +76,6 @@ def scores(state: Board, recs: Mapping[str, Sequence[Record]]) -> dict[str, floa
     return {p: float(sum(r.points for r in tiebreaks.finished(rows))) for p, rows in recs.items()}
 
 
-def arena_order(state: Board, recs: Mapping[str, Sequence[Record]]) -> dict[str, int]:
-    """The live leaderboard's order (points, then rating, then joining): player -> place."""
-    points = scores(state, recs)
-    ranked = sorted(
-        state.entrants.values(), key=lambda e: (-points[e.player_id], -e.rating, e.number)
-    )
-    return {e.player_id: i for i, e in enumerate(ranked)}
-
-
 def _scalar(
     name: TiebreakName,
     rows: Sequence[Record],
