@@ -38,7 +38,7 @@ from schemas.tournaments import EndTournament, StartTournament, TournamentComman
 from service.errors import RuleError
 from service.store import EventStore
 from service.tournaments import match_adapter
-from service.tournaments.service import Outcome, TournamentService
+from service.tournaments.service import Folded, Outcome, TournamentService
 
 log = logging.getLogger("matcha.tournaments.runner")
 
@@ -72,6 +72,7 @@ class Runner:
     async def run_once(self) -> int | None:
         """One pass; the number of match events read (None: another process holds the row)."""
         outcomes: list[Outcome] = []
+        pending: dict[str, Folded] = {}
         async with self.pool.connection() as conn, conn.transaction():
             cur = await conn.execute(
                 "SELECT position FROM tournament_runner WHERE name = 'results'"
@@ -96,10 +97,10 @@ class Runner:
                 command = match_adapter.command_for(stored, stored.recorded_at)
                 if tournament_id is None or command is None:
                     continue
-                outcome = await self._apply(conn, tournament_id, command)
+                outcome = await self._apply(conn, tournament_id, command, pending)
                 if outcome is not None:
                     outcomes.append(outcome)
-            outcomes += await self._clock(conn)
+            outcomes += await self._clock(conn, pending)
             if found:
                 await conn.execute(
                     "UPDATE tournament_runner SET position = %s, updated_at = now()"
@@ -113,10 +114,18 @@ class Runner:
         return len(found)
 
     async def _apply(
-        self, conn: Any, tournament_id: str, command: TournamentCommand, *, quiet: bool = False
+        self,
+        conn: Any,
+        tournament_id: str,
+        command: TournamentCommand,
+        pending: dict[str, Folded],
+        *,
+        quiet: bool = False,
     ) -> Outcome | None:
         try:
-            return await self.tournaments.execute_in(conn, tournament_id, command, actor="runner")
+            return await self.tournaments.execute_in(
+                conn, tournament_id, command, actor="runner", pending=pending
+            )
         except RuleError as err:
             # decide refuses before anything is written, so the pass goes on:
             # e.g. a result for a game an annulment already settled, or a
@@ -126,7 +135,7 @@ class Runner:
             )
             return None
 
-    async def _clock(self, conn: Any) -> list[Outcome]:
+    async def _clock(self, conn: Any, pending: dict[str, Folded]) -> list[Outcome]:
         now = self.clock()
         cur = await conn.execute(
             """SELECT id, phase FROM tournaments
@@ -140,7 +149,7 @@ class Runner:
             command: TournamentCommand = (
                 EndTournament(at=now) if phase == "running" else StartTournament(at=now)
             )
-            outcome = await self._apply(conn, tournament_id, command, quiet=True)
+            outcome = await self._apply(conn, tournament_id, command, pending, quiet=True)
             if outcome is not None:
                 outcomes.append(outcome)
         return outcomes

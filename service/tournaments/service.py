@@ -79,10 +79,16 @@ class TournamentService:
         command: TournamentCommand,
         *,
         actor: str,
+        pending: dict[str, Folded] | None = None,
     ) -> Outcome:
         """Decide and append inside the caller's transaction; the caller commits
-        and then calls ``committed(outcome)``."""
-        folded = await self._locked_fold(conn, tournament_id)
+        and then calls ``committed(outcome)``.
+
+        ``pending``: folds this transaction has made and not committed yet (the
+        runner applies many results in one); a command on the same tournament
+        then starts from there instead of folding the uncommitted events again.
+        """
+        folded = await self._locked_fold(conn, tournament_id, pending)
         new_state, events = step(folded.state, command)
         if not events:
             return Outcome(tournament_id=tournament_id, state=folded.state, stored=())
@@ -92,6 +98,8 @@ class TournamentService:
         rows = projection.rows_of(new_state)
         await projection.write(conn, folded.rows, rows, stored[-1].hash)
         after = Folded(state=new_state, rows=rows, head=stored[-1].hash)
+        if pending is not None:
+            pending[tournament_id] = after
         return Outcome(
             tournament_id=tournament_id, state=new_state, stored=tuple(stored), folded=after
         )
@@ -114,7 +122,12 @@ class TournamentService:
             events = await store.load(conn, tournament_id)
         return fold(e.event for e in events)
 
-    async def _locked_fold(self, conn: AsyncConnection[Any], tournament_id: str) -> Folded:
+    async def _locked_fold(
+        self,
+        conn: AsyncConnection[Any],
+        tournament_id: str,
+        pending: dict[str, Folded] | None = None,
+    ) -> Folded:
         # The row lock: see the module docstring (step 1). A tournament being
         # created has no row yet; the unique (tournament_id, version) key then
         # turns a racing second creation into a VersionConflict.
@@ -126,9 +139,8 @@ class TournamentService:
             version, head = 0, GENESIS_HASH
         else:
             version, head = int(row[0]), bytes(row[1])
-        cached = self._folds.get(tournament_id)
+        cached = (pending or {}).get(tournament_id) or self._folds.get(tournament_id)
         if cached is not None and cached.state.version == version and cached.head == head:
-            self._folds.move_to_end(tournament_id)
             return cached
         if cached is not None and cached.state.version < version:
             newer = await store.load(conn, tournament_id, after=cached.state.version)
