@@ -43,10 +43,6 @@ class Hints:
         """The event set when ``tournament_id`` moves (shared by its streams here)."""
         return self._moved.setdefault(tournament_id, asyncio.Event())
 
-    def forget(self, tournament_id: str, event: asyncio.Event) -> None:
-        if self._moved.get(tournament_id) is event and not event.is_set():
-            del self._moved[tournament_id]
-
     def _wake(self, tournament_id: str) -> None:
         found = self._moved.pop(tournament_id, None)
         if found is not None:
