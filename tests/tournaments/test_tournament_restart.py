@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Iterator
 
 import httpx
+import psycopg
 import pytest
 from tournament_engine import AT
 from tournament_harness import ADMIN_TOKEN, ApiProcess, TournamentApi, decisive_loser
@@ -72,9 +73,8 @@ async def test_an_api_restart_and_a_runner_kill_mid_round_change_no_standing(
 ) -> None:
     api_process = ApiProcess(settings, ADMIN_TOKEN, MATCHA_TOURNAMENT_RUNNER="0").start()
     worker = ApiProcess(settings, ADMIN_TOKEN).start()  # the runner lives here
-    later_api = ApiProcess(settings, ADMIN_TOKEN, MATCHA_TOURNAMENT_RUNNER="0")
-    later_worker = ApiProcess(settings, ADMIN_TOKEN)
-    with running(api_process, worker, later_api, later_worker):
+    restarted = ApiProcess(settings, ADMIN_TOKEN)  # the API again, with a runner of its own
+    with running(api_process, worker, restarted):
         async with httpx.AsyncClient(base_url=api_process.base, timeout=20) as client:
             api = TournamentApi(client)
             organiser = await api.organiser()
@@ -103,11 +103,14 @@ async def test_an_api_restart_and_a_runner_kill_mid_round_change_no_standing(
             seat = decisive_loser(last["match_id"], tuple(last["players"]))
             await api.resign(last["match_id"], accounts[last["players"][seat]])
         api_process.stop()  # and the API restarts too, the round's end still unapplied
-        later_api.start()
-        async with httpx.AsyncClient(base_url=later_api.base, timeout=20) as client:
+        async with await psycopg.AsyncConnection.connect(settings.database.url) as conn:
+            cur = await conn.execute(
+                "SELECT round, round_open FROM tournaments WHERE id = %s", (t["id"],)
+            )
+            assert await cur.fetchone() == (2, True)  # nobody applied the last result
+        restarted.start()  # catches up from its position in the match log
+        async with httpx.AsyncClient(base_url=restarted.base, timeout=20) as client:
             api = TournamentApi(client)
-            assert (await api.read(t["id"]))["round"] == 2  # nobody applied the last result
-            later_worker.start()  # catches up from its position in the log
 
             async def round_three() -> bool:
                 return (await api.read(t["id"]))["round"] == 3
