@@ -186,9 +186,14 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         _tune_gc()
         yield
     finally:
+        from service.api.shutdown import close_all
+
+        # Each step bounded (service/api/shutdown.py): a broker or database that
+        # stopped answering must not keep the process from exiting.
+        steps = [("the pool", lambda: pool.close(timeout=2.0))]
         if redis is not None:
-            await redis.aclose()
-        await pool.close()
+            steps.insert(0, ("Redis", redis.aclose))
+        await close_all(steps)
 
 
 MAX_BODY_BYTES = 1_000_000
