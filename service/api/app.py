@@ -35,12 +35,12 @@ from typing import Any
 from anyio import to_thread
 from litestar import Litestar
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
 from service.api.auth import TokenCache
 from service.api.deps import DEPENDENCIES
+from service.api.docs_assets import swagger_plugin
 from service.api.errors import EXCEPTION_HANDLERS, document_problems
 from service.settings import Settings, load_settings
 
@@ -55,6 +55,7 @@ ROUTES: list[str] = [
     "service.api.admin:ROUTES",
     "service.api.ratings:ROUTES",
     "service.api.replays:ROUTES",
+    "service.api.docs_assets:ROUTES",
 ]
 """Route handlers mounted on every app, as ``"module:attribute"``."""
 
@@ -207,7 +208,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         version="1.0.0",
         description="Ladders, pairing and event-sourced Matcha matches. See docs/api.md.",
         path="/schema",
-        render_plugins=[SwaggerRenderPlugin(path="/swagger")],
+        render_plugins=[swagger_plugin()],  # its assets served locally (docs_assets.py)
         components=Components(
             security_schemes={
                 "bearer": SecurityScheme(type="http", scheme="bearer", description="Player token")
