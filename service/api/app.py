@@ -56,6 +56,9 @@ ROUTES: list[str] = [
     "service.api.ratings:ROUTES",
     "service.api.replays:ROUTES",
     "service.api.docs_assets:ROUTES",
+    "service.api.player_pages:ROUTES",
+    "service.api.match_outcome:ROUTES",
+    "service.api.dispute_queue:ROUTES",
 ]
 """Route handlers mounted on every app, as ``"module:attribute"``."""
 
