@@ -23,10 +23,11 @@ from web_pages import (
 from web_server import Api
 from web_truth import full_events, hidden_at, public_cards
 
-events_so_far = full_events
-
 from schemas.events import MatchEnded, RoundRevealed
 from workers.ratings import update_ladder
+
+events_so_far = full_events
+EN_DASH = "\u2013"  # the end screen writes scores as "matcha 0\u20131"
 
 pytestmark = pytest.mark.browser
 
@@ -139,7 +140,8 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     elif outcome["decided_by"] in ("comparison", "hand_limit", "draw"):
         assert "token comparison" in told_end, told_end
         for step in outcome["comparison"]:
-            assert f"{step['kind']} {step['counts'][0]}–{step['counts'][1]}" in told_end, told_end
+            line = f"{step['kind']} {step['counts'][0]}{EN_DASH}{step['counts'][1]}"
+            assert line in told_end, told_end
     else:
         assert outcome["decided_by"] in told_end or "resigned" in told_end, told_end
 

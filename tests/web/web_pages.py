@@ -119,7 +119,8 @@ def uncovered(page: Any, selector: str) -> list[str | None]:
         hit = page.evaluate(
             """(el) => { const r = el.getBoundingClientRect();
                 const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
-                return at && (el === at || el.contains(at)) ? null : (at ? at.outerHTML.slice(0, 80) : 'nothing'); }""",
+                if (at && (el === at || el.contains(at))) return null;
+                return at ? at.outerHTML.slice(0, 80) : 'nothing'; }""",
             el,
         )
         if hit is not None:
