@@ -294,3 +294,39 @@ def test_the_api_docs_page_works_offline_with_its_own_assets(
     assert "Matcha match service" in page.inner_text(".info")
     ctx.close()
     assert httpx.get(f"{app_url}/schema/assets/swagger-ui.css").status_code == 200
+
+
+def test_glicko2_uncertainty_is_shown_when_the_api_gives_it(
+    browser: Any, app_url: str, site: dict[str, Any], screenshots: Path
+) -> None:
+    """The ratings work adds rd, interval (CONTRACTS 2): the pages draw them when present
+    (here the answers are given those fields in the browser) and do without when absent."""
+    import json as _json
+
+    alice = site["alice"]
+
+    def with_rd(route: Any) -> None:
+        body = route.fetch().json()
+        if "standings" in body:
+            for s in body["standings"]:
+                s.update(rd=60.0, interval=[s["rating"] - 120, s["rating"] + 120])
+        for e in body.get("history", []):
+            e.update(rd_before=80.0, rd_after=60.0)
+        route.fulfill(body=_json.dumps(body), content_type="application/json")
+
+    ctx = browser.new_context(viewport=VIEWPORTS["desktop"])
+    ctx.route("**/leaderboard*", with_rd)
+    ctx.route("**/ratings*", with_rd)
+    page = ctx.new_page()
+    page.goto(f"{app_url}/player/{alice['id']}")
+    page.wait_for_selector("svg.history path.band")
+    assert "±120" in page.inner_text(".standing") and "95%:" in page.inner_text(".standing")
+    page.screenshot(path=str(screenshots / "player-glicko2-desktop.png"), full_page=True)
+    ctx.close()
+    # Without the fields (today's Elo answers): no band, no ±.
+    plain = browser.new_context(viewport=VIEWPORTS["desktop"]).new_page()
+    plain.goto(f"{app_url}/player/{alice['id']}")
+    plain.wait_for_selector("svg.history path.line")
+    assert not plain.query_selector("svg.history path.band")
+    assert "±" not in plain.inner_text(".standing")
+    plain.context.close()

@@ -69,6 +69,7 @@ export async function matchPage(root, matchId, mode) {
   let liveState = "connecting…";
   let outcome = null;
   let outcomeAsked = false;
+  let expected = null;       // each seat's expected score before the match, where the ladder says
   const reveals = [];
 
   const get = () => api(`/api/matches/${encodeURIComponent(matchId)}`, { anonymous: mode !== "play" });
@@ -195,6 +196,8 @@ export async function matchPage(root, matchId, mode) {
         mode === "watch" ? h("span", { class: "badge", id: "spectators", "data-count": ui.presence ? ui.presence.spectators : "" },
           ui.presence ? `${ui.presence.spectators} watching` : "") : null,
         h("span", { class: "badge" }, view.ruleset.name),
+        expected ? h("span", { class: "badge", id: "expected", title: "expected score before the match, from the ladder's ratings" },
+          `expected ${Math.round(100 * expected.expected_a)}–${Math.round(100 * expected.expected_b)}`) : null,
         ended ? h("a", { class: "btn", href: `/replay/${matchId}` }, "Watch the replay") : null),
       notSeat,
       h("p", { class: "status", id: "status" }, status(view)),
@@ -232,6 +235,13 @@ export async function matchPage(root, matchId, mode) {
   const past = await api(`/api/matches/${encodeURIComponent(matchId)}/events?after=0&limit=1000`,
     { anonymous: mode !== "play" }).catch(() => []);
   await learnMatch(view.seats.map((s) => s.player));
+  const ladderId = past[0] && past[0].event.ladder_id;
+  if (ladderId) {
+    // GET /api/ladders/{id}/expected (CONTRACTS 2), where the service has it; else nothing is shown.
+    const [a, b] = view.seats.map((s) => encodeURIComponent(s.player));
+    api(`/api/ladders/${encodeURIComponent(ladderId)}/expected?a=${a}&b=${b}`, { anonymous: true })
+      .then((e) => { expected = e; draw(); }).catch(() => {});
+  }
   for (const e of past.filter((x) => x.version <= view.version)) {
     entries.push(e);
     if (e.event.type === "round_revealed") noteReveal(e.event, true);
