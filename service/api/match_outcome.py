@@ -100,9 +100,7 @@ async def match_outcome(
     async with pool.connection() as conn:
         if created.ladder_id is not None and (viewer is None or viewer.id not in created.players):
             ended_at = next(
-                e.recorded_at
-                for e in stored
-                if isinstance(e.event, MatchEnded | MatchAnnulled)
+                e.recorded_at for e in stored if isinstance(e.event, MatchEnded | MatchAnnulled)
             )
             cur = await conn.execute(
                 "SELECT spectator_delay_s FROM ladders WHERE id = %s", (created.ladder_id,)

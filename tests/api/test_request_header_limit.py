@@ -113,6 +113,9 @@ async def test_honest_requests_pass_a_big_body_included_and_keep_alive_still_wor
 def test_matcha_api_serves_with_this_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, object] = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: seen.update(options))
+    # serve() exports the URLs for its workers: put the environment back afterwards.
+    for name in ("DATABASE_URL", "REDIS_URL"):
+        monkeypatch.setenv(name, "")  # recorded: monkeypatch restores what was there (or nothing)
     from service.settings import DatabaseSettings, Settings
 
     serve(Settings(database=DatabaseSettings(url="postgresql://unused")), "127.0.0.1", 1)

@@ -42,6 +42,7 @@ export function resultWords(view) {
   const r = view.result;
   if (!r) return "";
   if (r.annulled) return "annulled: no result";
+  if (r.reason === "aborted") return "aborted, unrated";
   if (r.winner === null) return "a draw";
   return view.viewer === r.winner ? "you won" : `${seatName(view, r.winner)} won`;
 }
