@@ -3,8 +3,9 @@
 Follows the static and dynamic ``import`` statements of ``service/web/static``
 from ``main.js`` for each page (every page also loads ``index.html`` and
 ``style.css``), so the numbers are what a phone fetches on a first visit.
-Goal: under 60 KB uncompressed per page, and for the whole client.
-Writes bench/results/web.json.
+Goal (issue 16): the whole client under 100 KB gzipped; each page is shown
+too. Pages are read from main.js's route table (``PAGES``), so a new page
+module is weighed without editing this file. Writes bench/results/web.json.
 
     .venv/bin/python -m bench web
 """
@@ -19,15 +20,24 @@ from bench.results_file import merge_results
 
 STATIC = Path(__file__).resolve().parents[1] / "service" / "web" / "static"
 RESULTS = Path(__file__).parent / "results" / "web.json"
-GOAL_BYTES = 60_000
+GOAL_GZIP_BYTES = 100_000
 IMPORT = re.compile(r"""(?:from\s+|import\s*\(\s*)["']\./([\w.-]+\.js)["']""")
-# The page modules main.js imports on demand, by address.
-PAGES = {
-    "lobby /": "lobby.js",
-    "play /play/{id}": "match.js",
-    "watch /watch/{id}": "match.js",
-    "replay /replay/{id}": "replay.js",
-}
+# main.js's PAGES rows: [/pattern/, "./module.js", "function", "Title", ...]
+PAGE_ROW = re.compile(
+    r"\[/\^(?P<pattern>.*?)\$/,\s*\"\./(?P<module>[\w.-]+\.js)\",\s*\"\w+\",\s*\"(?P<title>[^\"]+)\""
+)
+
+
+def pages() -> dict[str, str]:
+    """Page title (and address) -> its module, from main.js's route table."""
+    found = {}
+    for m in PAGE_ROW.finditer((STATIC / "main.js").read_text()):
+        address = m["pattern"].replace("\\/", "/").replace("([^/]+)", "{id}").replace("?", "")
+        found[f"{m['title'].lower()} {address or '/'}"] = m["module"]
+    return found
+
+
+PAGES = pages()
 
 
 def _closure(start: str) -> set[str]:
@@ -41,6 +51,8 @@ def _closure(start: str) -> set[str]:
         text = (STATIC / name).read_text()
         # main.js imports every page lazily: follow only the page asked for.
         found = [m for m in IMPORT.findall(text) if not (name == "main.js" and m in PAGES.values())]
+        if name == "main.js":  # its page modules appear as strings in PAGES, not imports
+            found = [m for m in found if m not in PAGES.values()]
         todo.extend(found)
     return seen
 
@@ -61,11 +73,18 @@ def main() -> None:
     rows.append(
         {"page": "whole client", "files": len(everything), "bytes": size, "gzip_bytes": packed}
     )
-    print(f"{'page':<22}{'files':>6}{'bytes':>9}{'gzip':>8}  goal < {GOAL_BYTES}")
+    print(f"{'page':<30}{'files':>6}{'bytes':>9}{'gzip':>8}")
     for r in rows:
-        ok = "ok" if r["bytes"] < GOAL_BYTES else "OVER"
-        print(f"{r['page']:<22}{r['files']:>6}{r['bytes']:>9}{r['gzip_bytes']:>8}  {ok}")
-    merge_results(RESULTS, {"goal_bytes": GOAL_BYTES, "pages": rows})
+        print(f"{r['page']:<30}{r['files']:>6}{r['bytes']:>9}{r['gzip_bytes']:>8}")
+    whole = rows[-1]["gzip_bytes"]
+    print(
+        f"whole client gzipped: {whole} bytes, goal < {GOAL_GZIP_BYTES}:"
+        f" {'ok' if whole < GOAL_GZIP_BYTES else 'OVER'}"
+    )
+    merge_results(
+        RESULTS,
+        {"goal_gzip_bytes": GOAL_GZIP_BYTES, "goal_met": whole < GOAL_GZIP_BYTES, "pages": rows},
+    )
 
 
 if __name__ == "__main__":

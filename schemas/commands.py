@@ -19,7 +19,10 @@ from schemas.cards import Card, Seat, Target
 from schemas.rules import MatchTerms, Ruleset
 
 
-class _Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+class _Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=True):
+    # omit_defaults: ``at`` is the core's, never a client's; a command shown to a
+    # client (a view's legal moves) leaves it out, so echoing a legal move back
+    # as a request body stays valid.
     seat: Seat
     at: datetime | None = None
 
@@ -38,7 +41,8 @@ class Pass(_Command, frozen=True, tag="pass"):
 class KeepCards(_Command, frozen=True, tag="keep_cards"):
     """Between hands: keep this subset of the cards still in hand (may be empty)."""
 
-    cards: tuple[Card, ...] = ()
+    cards: tuple[Card, ...]
+    """Always named, even when empty (``omit_defaults`` would otherwise drop it)."""
 
 
 class Resign(_Command, frozen=True, tag="resign"):
@@ -49,7 +53,9 @@ class TimeOut(_Command, frozen=True, tag="time_out"):
     """The service's clock: ``seat`` ran out of time and loses (RULES §6)."""
 
 
-class _MatchCommand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+class _MatchCommand(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=True
+):
     at: datetime | None = None
 
 

@@ -11,12 +11,16 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from pathlib import Path
 
 import click
 import psycopg
 from redis import Redis
 from rq import SimpleWorker, Worker
 
+from service.cli_defaults import database_options
+from service.cli_defaults import database_url as local_database_or_given
+from service.cli_defaults import redis_url as local_redis_or_given
 from service.ops.jobs import TimedJob
 from service.ops.logging import configure_logging
 from service.settings import load_settings
@@ -38,10 +42,9 @@ def _catch_up_loop(
 
 
 @click.command("worker")
-@click.option("--database-url", envvar="DATABASE_URL", required=True,
-              help="The events database (default: $DATABASE_URL).")
-@click.option("--redis-url", envvar="REDIS_URL", required=True,
-              help="Where the queues live (default: $REDIS_URL).")
+@database_options
+@click.option("--redis-url", envvar="REDIS_URL", default=None,
+              help="Where the queues live [REDIS_URL; else the Redis `make run` started].")
 @click.option("--burst", is_flag=True, help="Work until the queues are empty, then exit.")
 @click.option("--fork/--no-fork", default=True, show_default=True,
               help="Run each job in a forked work horse (rq.Worker: a crashing job cannot take"
@@ -51,9 +54,11 @@ def _catch_up_loop(
               help="Enqueue missed ratings updates and replay archives at start.")
 @click.option("--catch-up-every", type=float, default=300.0, show_default=True,
               help="Seconds between two catch-ups while running (0: only at start).")
-def worker(database_url: str, redis_url: str, burst: bool, fork: bool, catch_up: bool,
-           catch_up_every: float) -> None:
+def worker(database_url: str | None, data_dir: Path | None, redis_url: str | None, burst: bool,
+           fork: bool, catch_up: bool, catch_up_every: float) -> None:
     """Run a worker: Elo ratings of ladders and replay archives of finished matches."""
+    database_url = local_database_or_given(database_url, data_dir)
+    redis_url = local_redis_or_given(redis_url, data_dir)
     configure_logging()  # JSON lines, like the API's
     # The jobs read their database from the environment (workers.db).
     os.environ["DATABASE_URL"] = database_url

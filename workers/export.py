@@ -17,6 +17,8 @@ import msgspec
 import psycopg
 from tqdm import tqdm
 
+from service.cli_defaults import database_options, resolve_ladder
+from service.cli_defaults import database_url as local_or_given
 from workers.replays import encode_record, record_from_log, record_with_ratings
 
 
@@ -81,17 +83,19 @@ def export_ladder(
 
 
 @click.command("export")
-@click.option("--ladder", "ladder_id", required=True, help="The ladder's id.")
+@click.option("--ladder", "ladder_id", required=True, help="The ladder's id or name.")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The JSON Lines file to append to.")
-@click.option("--database-url", envvar="DATABASE_URL", required=True,
-              help="The events database (default: $DATABASE_URL).")
+@database_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def export(ladder_id: str, out: Path, database_url: str, quiet: bool) -> None:
-    """Export a ladder's finished matches as match records (JSON Lines, appendable)."""
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        found = conn.execute("SELECT 1 FROM ladders WHERE id = %s", (ladder_id,)).fetchone()
-        if found is None:
-            raise click.ClickException(f"no ladder has the id {ladder_id!r}")
+def export(
+    ladder_id: str, out: Path, database_url: str | None, data_dir: Path | None, quiet: bool
+) -> None:
+    """Export a ladder's finished matches as match records (JSON Lines, appendable).
+
+    An unknown ladder is a usage error (exit status 2)."""
+    url = local_or_given(database_url, data_dir)
+    with psycopg.connect(url, autocommit=True) as conn:
+        ladder_id = resolve_ladder(conn, ladder_id)
         written, skipped = export_ladder(conn, ladder_id, out, progress=not quiet)
     click.echo(f"{out}: {written} record(s) written, {skipped} already there")

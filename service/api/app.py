@@ -27,16 +27,19 @@ from anyio import to_thread
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins import InitPluginProtocol
 from litestar.types import ControllerRouterHandler
 
 from service.api import (
     admin,
+    dispute_queue,
+    docs_assets,
     ladders,
+    match_outcome,
     match_routes,
     pairing,
+    player_pages,
     players,
     ratings,
     replays,
@@ -44,6 +47,7 @@ from service.api import (
 )
 from service.api.auth import TokenCache
 from service.api.deps import DEPENDENCIES
+from service.api.docs_assets import swagger_plugin
 from service.api.errors import EXCEPTION_HANDLERS, document_problems
 from service.evidence import plugin as evidence_plugin
 from service.evidence import routes as evidence_routes
@@ -95,6 +99,10 @@ ROUTES: list[ControllerRouterHandler] = [
     *seasons_page.ROUTES,
     *evidence_routes.ROUTES,
     *tournament_routes.ROUTES,
+    *docs_assets.ROUTES,
+    *player_pages.ROUTES,
+    *match_outcome.ROUTES,
+    *dispute_queue.ROUTES,
 ]
 """Route handlers mounted on every app."""
 
@@ -219,9 +227,14 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         _tune_gc()
         yield
     finally:
+        from service.api.shutdown import close_all
+
+        # Each step bounded (service/api/shutdown.py): a broker or database that
+        # stopped answering must not keep the process from exiting.
+        steps = [("the pool", lambda: pool.close(timeout=2.0))]
         if redis is not None:
-            await redis.aclose()
-        await pool.close()
+            steps.insert(0, ("Redis", redis.aclose))
+        await close_all(steps)
 
 
 MAX_BODY_BYTES = 1_000_000
@@ -235,7 +248,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         version="1.0.0",
         description="Ladders, pairing and event-sourced Matcha matches. See docs/api.md.",
         path="/schema",
-        render_plugins=[SwaggerRenderPlugin(path="/swagger")],
+        render_plugins=[swagger_plugin()],  # its assets served locally (docs_assets.py)
         components=Components(
             security_schemes={
                 "bearer": SecurityScheme(type="http", scheme="bearer", description="Player token")

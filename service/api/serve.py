@@ -19,6 +19,12 @@ token. uvicorn's default (16 MB) would let each socket make the server buffer th
 much; a bigger message closes the socket with 1009."""
 
 
+GRACEFUL_SHUTDOWN_S = 5
+"""After SIGTERM, how long open connections (live streams) may take to finish
+before they are closed; the app's own closing steps are bounded too
+(service/api/shutdown.py)."""
+
+
 def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> None:
     """Serve ``create_app`` until interrupted.
 
@@ -40,6 +46,8 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
         "ws_max_size": WS_MAX_MESSAGE_BYTES,
         "access_log": False,
         "log_level": "info",
+        # Open live streams would hold a SIGTERM for ever: they get this long to end.
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
     }
     if workers > 1:
         uvicorn.run("service.api.app:create_app", factory=True, workers=workers, **options)

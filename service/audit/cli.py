@@ -11,10 +11,12 @@ import asyncio
 import functools
 import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import click
 import msgspec
+import psycopg
 from psycopg import AsyncConnection
 from tqdm import tqdm  # type: ignore[import-untyped]
 
@@ -23,6 +25,14 @@ from service.audit.render import render
 from service.audit.report import AuditReport, to_json
 from service.audit.rows import match_ids
 from service.audit.timing import DEFAULT_GAP_S
+from service.cli_defaults import (
+    database_options,
+    ladder_match_ids,
+    player_match_ids,
+    resolve_ladder,
+    resolve_player,
+)
+from service.cli_defaults import database_url as database_url_or_local
 from service.matches.policy import Caller
 
 OPERATOR = Caller(player_id=None, roles=frozenset({"admin"}))
@@ -104,12 +114,15 @@ async def _one(
     return report.verdict.consistent
 
 
-async def _many(
-    url: str, ladder_id: str | None, as_json: bool, gap_s: float, ev: _Evidence
-) -> bool:
+Scope = tuple[str, "list[str] | None"]
+"""How the summary names what is audited, and its match ids (None: every match)."""
+
+
+async def _many(url: str, scope: Scope, as_json: bool, gap_s: float, ev: _Evidence) -> bool:
     lines: list[MatchLine] = []
+    name, chosen = scope
     async with await AsyncConnection.connect(url, autocommit=True) as conn:
-        ids = await match_ids(conn, ladder_id)
+        ids = chosen if chosen is not None else await match_ids(conn)
         bar = tqdm(ids, desc="auditing", unit="match", file=sys.stderr, disable=not ids)
         for match_id in bar:
             report = await _audit(conn, match_id, gap_s, ev)
@@ -124,7 +137,7 @@ async def _many(
             bad = sum(not line.consistent for line in lines)
             bar.set_postfix(inconsistent=bad)
     summary = Summary(
-        scope=f"ladder {ladder_id}" if ladder_id else "all matches",
+        scope=name,
         audited=len(lines),
         consistent=sum(line.consistent for line in lines),
         inconsistent=sum(not line.consistent for line in lines),
@@ -156,10 +169,8 @@ async def _many(
     help="A silence longer than this between two events is reported as a long gap.",
 )
 @click.option("--no-log", is_flag=True, help="Leave the event log out of the text report.")
-@click.option(
-    "--database-url", envvar="DATABASE_URL", required=True,
-    help="PostgreSQL URL of the event store (default: $DATABASE_URL).",
-)
+@click.option("--player", "player", help="Audit every match of this player (id or name).")
+@database_options
 @click.option("--keys", type=click.Path(exists=True, dir_okay=False),
               help="The service's public keys (GET /api/keys) [MATCHA_PUBLIC_KEYS_FILE].")
 @click.option("--checkpoints", type=click.Path(file_okay=False),
@@ -173,21 +184,36 @@ def audit(
     as_json: bool,
     gap_seconds: float,
     no_log: bool,
-    database_url: str,
+    player: str | None,
+    database_url: str | None,
+    data_dir: Path | None,
     keys: str | None,
     checkpoints: str | None,
     receipts: tuple[str, ...],
 ) -> None:
-    """Audit MATCH_ID (or --ladder ID, or --all): chain, re-fold, fairness, timing.
+    """Audit MATCH_ID (or --ladder ID|NAME, --player ID|NAME, or --all): chain,
+    re-fold, fairness, timing.
 
-    Exits 1 when anything audited is inconsistent.
+    Exits 1 when anything audited is inconsistent, 2 when asked for a ladder or
+    player that does not exist.
     """
-    chosen = sum((match_id is not None, ladder_id is not None, every))
+    chosen = sum((match_id is not None, ladder_id is not None, player is not None, every))
     if chosen != 1:
-        raise click.UsageError("Give exactly one of MATCH_ID, --ladder ID or --all.")
+        raise click.UsageError("Give exactly one of MATCH_ID, --ladder, --player or --all.")
     ev = _Evidence(keys=keys, checkpoints=checkpoints, receipts=receipts)
+    url = database_url_or_local(database_url, data_dir)
     if match_id is not None:
-        ok = asyncio.run(_one(database_url, match_id, as_json, gap_seconds, not no_log, ev))
-    else:
-        ok = asyncio.run(_many(database_url, ladder_id, as_json, gap_seconds, ev))
+        ok = asyncio.run(_one(url, match_id, as_json, gap_seconds, not no_log, ev))
+        sys.exit(0 if ok else 1)
+    scope: Scope = ("all matches", None)
+    if ladder_id is not None or player is not None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            if ladder_id is not None:
+                found = resolve_ladder(conn, ladder_id)
+                scope = (f"ladder {ladder_id}", ladder_match_ids(conn, found))
+            else:
+                assert player is not None
+                found = resolve_player(conn, player)
+                scope = (f"player {player}", player_match_ids(conn, found))
+    ok = asyncio.run(_many(url, scope, as_json, gap_seconds, ev))
     sys.exit(0 if ok else 1)

@@ -60,8 +60,34 @@ def current_request_id() -> str | None:
 _CONTEXT = (("request_id", request_id_var), ("match_id", match_id_var), ("player", player_var))
 
 
+_SECRET = re.compile(
+    r"(?i)(\b(?:token|access_token|admin_token)=)[^&\s\"'<>]+|(\bbearer\s+)[\w.~+/=-]+"
+)
+"""A bearer token in a query string (a WebSocket or SSE ``?token=``, which uvicorn logs
+with the path) or in an ``Authorization: Bearer`` value quoted in a message."""
+
+REDACTED = "[redacted]"
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every bearer token in it replaced by ``[redacted]``."""
+    return _SECRET.sub(lambda m: (m.group(1) or m.group(2)) + REDACTED, text)
+
+
+def _redact_record(record: logging.LogRecord) -> None:
+    try:
+        message = record.getMessage()
+    except Exception:  # a malformed record: leave it to the handler's own error path
+        return
+    clean = redact_secrets(message)
+    if clean != message:
+        record.msg, record.args = clean, None
+
+
 def _install_record_factory() -> None:
-    """Stamp the request, match and player on each record where it is created.
+    """Stamp the request, match and player on each record where it is created, and
+    take every bearer token out of its message (docs/operations.md "Logs": no
+    secret is ever written, whichever library logs it).
 
     Records may be formatted later in another thread (Litestar logs through a
     queue listener), where these context variables no longer hold: so they are
@@ -73,6 +99,7 @@ def _install_record_factory() -> None:
 
     def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = previous(*args, **kwargs)
+        _redact_record(record)
         for key, var in _CONTEXT:
             value = var.get()
             if value is not None and not hasattr(record, key):
@@ -169,6 +196,7 @@ def route_uvicorn_to_root() -> None:
 
 def uvicorn_log_config(fmt: str | None = None, level: str | None = None) -> dict[str, Any]:
     """A `logging.config.dictConfig` for `uvicorn --log-config`: JSON from its first line."""
+    _install_record_factory()
     formatter: dict[str, Any] = (
         {"()": f"{__name__}.JsonFormatter"} if _wants_json(fmt) else {"format": _TEXT_FORMAT}
     )

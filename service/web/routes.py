@@ -1,8 +1,10 @@
 """Routes of the web client: the page addresses and ``/static/...``.
 
 Every page returns the same small HTML shell; ``static/main.js`` reads the
-address (``/``, ``/play/{id}``, ``/watch/{id}``, ``/replay/{id}?frame=N``) and
-draws that page from the JSON API, so the server keeps no page state.
+address (``/``, ``/play/{id}``, ``/watch/{id}``, ``/replay/{id}?frame=N``,
+``/player/{id}``, ``/admin``, ``/admin/matches/{id}``) and draws that page from
+the JSON API, so the server keeps no page state. A new page is a handler here,
+a module in ``static/`` and one line in ``main.js``'s ``PAGES``.
 """
 
 from __future__ import annotations
@@ -84,6 +86,19 @@ def tournament_page(tournament_id: str) -> Response[bytes]:
     return _tournament_page()
 
 
+@get("/player/{player_id:str}", include_in_schema=False, sync_to_thread=False)
+def player_page(player_id: str) -> Response[bytes]:
+    """A player: ratings per ladder with charts, recent matches, head-to-head."""
+    return _page()
+
+
+@get(["/admin", "/admin/matches/{match_id:str}"], include_in_schema=False, sync_to_thread=False)
+def admin_page(match_id: str | None = None) -> Response[bytes]:
+    """Administrators: the dispute queue, a match's audit and the decision forms.
+    The shell is public; the data behind it is guarded by the API (admins only)."""
+    return _page()
+
+
 static_files = create_static_files_router(
     path="/static",
     directories=[STATIC_DIR],
@@ -96,8 +111,15 @@ ROUTES: Final = [
     Router(
         path="/",
         route_handlers=[
-            lobby_page, play_page, watch_page, replay_page, static_files,
-            tournaments_page, tournament_page,
+            lobby_page,
+            play_page,
+            watch_page,
+            replay_page,
+            player_page,
+            admin_page,
+            tournaments_page,
+            tournament_page,
+            static_files,
         ],
         include_in_schema=False,
         security=[],

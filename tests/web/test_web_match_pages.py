@@ -10,12 +10,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_pages import CARD_CODE, sign_in_as, state, take_turn, version, wait_version
+from web_pages import (
+    CARD_CODE,
+    VIEWPORTS,
+    serious_a11y_violations,
+    sign_in_as,
+    state,
+    take_turn,
+    version,
+    wait_version,
+)
 from web_server import Api
 from web_truth import full_events, hidden_at, public_cards
 
 from schemas.events import MatchEnded, RoundRevealed
 from workers.ratings import update_ladder
+
+events_so_far = full_events
+EN_DASH = "\u2013"  # the end screen writes scores as "matcha 0\u20131"
 
 pytestmark = pytest.mark.browser
 
@@ -47,7 +59,7 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
 ) -> None:
     ladder, match_id, (alice, bob) = api.alice_and_bob("Web duel", "duel")
 
-    contexts = [browser.new_context(viewport={"width": 1100, "height": 900}) for _ in range(3)]
+    contexts = [browser.new_context(viewport=VIEWPORTS["desktop"]) for _ in range(3)]
     sign_in_as(contexts[0], alice["token"], alice["id"], "alice")
     sign_in_as(contexts[1], bob["token"], bob["id"], "bob")
     requested: list[str] = []
@@ -106,7 +118,41 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     for page in (*players, watcher):
         wait_version(page, final)
         page.wait_for_selector("#result")
+        # The header says the match is over, not "live".
+        page.wait_for_selector("#live-state:text-is('ended')")
+        assert page.inner_text("#status").startswith("Match ended")
+    players[0].wait_for_selector("#end .why")
     players[0].screenshot(path=str(screenshots / "play-ended.png"), full_page=True)
+    assert not serious_a11y_violations(players[0]), serious_a11y_violations(players[0])
+
+    # The end screen explains the result in the game's words (RULES §6, §9).
+    outcome = api.call("GET", f"/api/matches/{match_id}/outcome")
+    assert isinstance(outcome, dict)
+    told_end = " ".join(t.inner_text() for t in players[0].query_selector_all("#end .why"))
+    if outcome["decided_by"] == "winning_set":
+        for won in outcome["seats"][outcome["winner"]]["winning_sets"]:
+            words = (
+                "one token of each of the five kinds"
+                if won["way"] == "one_of_each"
+                else f"{won['count']} {won['kind']}"
+            )
+            assert words in told_end, (told_end, won)
+    elif outcome["decided_by"] in ("comparison", "hand_limit", "draw"):
+        assert "token comparison" in told_end, told_end
+        for step in outcome["comparison"]:
+            line = f"{step['kind']} {step['counts'][0]}{EN_DASH}{step['counts'][1]}"
+            assert line in told_end, told_end
+    else:
+        assert outcome["decided_by"] in told_end or "resigned" in told_end, told_end
+
+    # The log names the opponent's cards once its own reveal showed them.
+    players[0].click("#log >> xpath=.. >> summary")
+    log_text = players[0].inner_text("#log")
+    for event in events_so_far(admin_database_url, match_id):
+        if isinstance(event, RoundRevealed):
+            for o in event.outcomes:
+                if o.shown and o.cards[1] is not None:
+                    assert f"It was {o.cards[1]}, shown at the reveal." in log_text, (o, log_text)
     # A screen reader heard the end through the one live region that outlives redraws.
     for page in (*players, watcher):
         page.wait_for_selector("#announce:has-text('The match is over.')")
@@ -180,8 +226,13 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     assert isinstance(replay, dict)
     total = replay["frames"]
     assert total == len(events)
+    first_deal = next(f["version"] for f in replay["summary"] if f["type"] == "hand_dealt")
     watcher.goto(f"{app_url}/replay/{match_id}")
-    watcher.wait_for_selector("#frame-no:text('frame 1 of')")
+    # It opens at the first deal (frame 1, the match's creation, is an empty table)...
+    watcher.wait_for_selector(f"#frame-no:text('frame {first_deal} of {total}')")
+    assert watcher.query_selector_all(".tatami .tea [data-card]")
+    watcher.click("#first")
+    watcher.wait_for_selector(f"#frame-no:text('frame 1 of {total}')")
     for n in range(2, total + 1):
         watcher.click("#forward")
         watcher.wait_for_selector(f"#frame-no:text('frame {n} of {total}')")
@@ -239,6 +290,18 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
         )
     lobby.wait_for_selector(f'#finished tr[data-match="{match_id}"] a[href="/replay/{match_id}"]')
     lobby.screenshot(path=str(screenshots / "lobby.png"), full_page=True)
+
+    # Now rated: the end screen gives each player's rating change, as the ladder has it.
+    players[0].reload()
+    players[0].wait_for_selector("#end [data-change]")
+    rated = api.call("GET", f"/api/matches/{match_id}/outcome")
+    assert isinstance(rated, dict) and rated["ratings_applied"]
+    shown_changes = [
+        float(el.get_attribute("data-change") or "nan")
+        for el in players[0].query_selector_all("#end [data-change]")
+    ]
+    expected_changes = [s["rating_after"] - s["rating_before"] for s in rated["seats"]]
+    assert shown_changes == pytest.approx(expected_changes, abs=0.06)
 
     assert not errors, errors
     for ctx in contexts:

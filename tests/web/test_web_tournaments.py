@@ -44,7 +44,7 @@ def test_an_organiser_creates_a_swiss_and_watches_it_live(
     page.on("pageerror", lambda exc: errors.append(str(exc)))
 
     page.goto(app_url + "/")
-    page.click("#tournaments-link")  # the lobby links the tournament pages
+    page.click('#site-nav a[href="/tournaments"]')  # every page links the tournament pages
     page.wait_for_selector("#create-tournament")
     assert "No tournaments yet." in page.inner_text("main")
     page.fill("#t-name", "Winter Swiss")

@@ -88,3 +88,41 @@ def sign_in_as(context: Any, token: str, player_id: str, name: str) -> None:
         f"localStorage.setItem('matcha.token', {json.dumps(token)});"
         f" localStorage.setItem('matcha.me', {me});"
     )
+
+
+VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+
+_AXE: Any = None
+
+
+def serious_a11y_violations(page: Any) -> list[str]:
+    """axe-core's (axe-playwright-python ships it) serious and critical violations."""
+    global _AXE
+    if _AXE is None:
+        from axe_playwright_python.sync_playwright import Axe
+
+        _AXE = Axe()
+    found = _AXE.run(page).response["violations"]
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:3]}"
+        for v in found
+        if v.get("impact") in ("serious", "critical")
+    ]
+
+
+def uncovered(page: Any, selector: str) -> list[str | None]:
+    """Elements matching ``selector`` whose centre is covered by something else
+    (what a tap there would hit instead), after scrolling each into view."""
+    covered = []
+    for el in page.query_selector_all(selector):
+        el.scroll_into_view_if_needed()
+        hit = page.evaluate(
+            """(el) => { const r = el.getBoundingClientRect();
+                const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+                if (at && (el === at || el.contains(at))) return null;
+                return at ? at.outerHTML.slice(0, 80) : 'nothing'; }""",
+            el,
+        )
+        if hit is not None:
+            covered.append(hit)
+    return covered

@@ -45,13 +45,26 @@ export async function api(path, { method = "GET", body, anonymous = false, token
 /** Register `name`; keep its token. */
 export async function signUp(name) {
   const reg = await api("/api/players", { method: "POST", body: { name }, anonymous: true });
-  auth.save(reg.token, { id: reg.id, name: reg.name });
+  auth.save(reg.token, { id: reg.id, name: reg.name, roles: reg.roles });
   return reg;
 }
 
 /** Check a pasted token with /api/me; keep it if the service knows it. */
 export async function signIn(token) {
   const me = await api("/api/me", { token });
-  auth.save(token, { id: me.id, name: me.name });
+  auth.save(token, { id: me.id, name: me.name, roles: me.roles });
   return me;
+}
+
+/** Read /api/me again (roles change); forget a token the service no longer knows. */
+export async function refreshMe() {
+  if (!auth.token) return null;
+  try {
+    const me = await api("/api/me");
+    auth.save(auth.token, { id: me.id, name: me.name, roles: me.roles });
+    return me;
+  } catch (e) {
+    if (e.status === 401) auth.clear();
+    return null;
+  }
 }

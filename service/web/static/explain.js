@@ -64,6 +64,7 @@ export function explainEnd(view, names) {
   const r = view.result;
   if (!r) return "";
   if (r.annulled) return "The match was annulled: it has no result.";
+  if (r.reason === "aborted") return "The match was aborted: a seat made no first move in time. It is unrated.";
   if (r.winner === null) return "The match ended in a draw.";
   const who = voices(view, names);
   const [w, l] = [who[r.winner], who[1 - r.winner]];

@@ -3,59 +3,73 @@
 import { api, ApiError, auth } from "./api.js";
 import { $, announce, fill, h, plural, toast } from "./dom.js";
 import { back, card } from "./cards.js";
-import { explainEnd, explainReveal } from "./explain.js";
+import { explainReveal } from "./explain.js";
+import { endPanel, followOutcome } from "./endscreen.js";
+import { flyTokens } from "./fly.js";
 import { follow } from "./live.js";
-import { learnMatch, nameOf } from "./names.js";
-import { bottomSeat, canPass, legalPlays, renderTable, seatName, status } from "./table.js";
+import { learnMatch, nameOf, playerLink } from "./names.js";
+import { bottomSeat, canPass, legalPlays, PLACE, renderTable, seatName, status } from "./table.js";
 
-/** One line per event for the log; never more than the entry shows this viewer. */
-export function describe(ev, view) {
+/** The card a face-down play turned out to be, once the viewer's own reveal shows it. */
+function shownLater(ev, reveals) {
+  const r = reveals && reveals[`${ev.hand}:${ev.round}`];
+  const o = r && r.outcomes.find((x) => x.target === ev.target);
+  return o ? o.cards[ev.seat] : null;
+}
+
+/** One line per event for the log; never more than this viewer's own entries show. */
+export function describe(ev, view, reveals = {}) {
   const who = (s) => seatName(view, s);
   switch (ev.type) {
+    case "match_created": return "The match was created; the seed's commitment is published.";
     case "hand_dealt": return `Hand ${ev.hand} dealt; ${who(ev.dealer)} ${view.viewer === ev.dealer ? "deal" : "deals"}.`;
-    case "card_played":
-      return `${who(ev.seat)} played ${ev.card ? ev.card + " " : "a card "}face down beside the round ${ev.round} ${ev.target} target.`;
+    case "card_played": {
+      const later = ev.card ? null : shownLater(ev, reveals);
+      const what = ev.card ? `${ev.card} ` : "a card ";
+      const tail = later ? ` It was ${later}, shown at the reveal.` : "";
+      return `${who(ev.seat)} played ${what}face down beside the round ${ev.round} ${ev.target} target.${tail}`;
+    }
     case "passed": return `${who(ev.seat)} passed${ev.automatic ? " (no legal play)" : ""}.`;
-    case "round_revealed": return `Round ${ev.round} revealed.`;
+    case "round_revealed": return `Round ${ev.round} (${PLACE[ev.round]} pair) of hand ${ev.hand} revealed.`;
     case "hand_ended": return `Hand ${ev.hand} ended: nobody has won yet.`;
-    case "cards_kept": return `${who(ev.seat)} kept ${ev.cards ? ev.cards.join(" ") || "no cards" : plural(ev.count, "card")}.`;
+    case "cards_kept": return `${who(ev.seat)} kept ${ev.cards ? ev.cards.join(" ") || "no cards" : ev.count == null ? "some cards (secret until the deal)" : plural(ev.count, "card")}.`;
+    case "match_ended": return ev.winner === null ? "The match ended in a draw." : `The match ended: ${who(ev.winner)} ${view.viewer === ev.winner ? "win" : "wins"} (${String(ev.reason).replace("_", " ")}).`;
+    case "match_annulled": return "An administrator annulled the match.";
     default: return `${ev.type[0].toUpperCase()}${ev.type.slice(1).replace(/_/g, " ")}.`;
   }
 }
 
-/** A round's reveal: cards turning over, the outcome in words. `since` (ms): when it
- * first appeared, so a redraw continues its animation rather than restart it. */
-export function revealPanel(reveal, view, since = 0) {
+/** The story of a reveal, beside the table: who played what, what each target gave. */
+export function revealPanel(reveal, view) {
   const low = bottomSeat(view);
   const lines = explainReveal(reveal, view, nameOf);
   const side = (o, seat) =>
     o.cards[seat] ? card(o.cards[seat], { small: true })
-      : o.placed[seat] ? back("face-down card, never shown", true) : h("span", { class: "muted" }, "—");
-  const tag = (seat) => h("small", { class: "muted" }, seatName(view, seat));
-  const age = since ? Math.round(performance.now() - since) : 5000;
+      : o.placed[seat] ? back("face-down card, never shown", true) : h("span", { class: "muted none" }, "—");
   return h("section", { class: "panel reveal", "data-key": `${reveal.hand}:${reveal.round}`, "aria-live": "polite",
-    style: `--age:-${age}ms`,
     "aria-label": `Reveal of hand ${reveal.hand}, round ${reveal.round}` },
-  h("h2", {}, `Hand ${reveal.hand}, round ${reveal.round} revealed`),
+  h("h2", {}, `Round ${reveal.round} revealed`, h("small", { class: "muted" }, ` · hand ${reveal.hand}, ${PLACE[reveal.round]} pair`)),
   h("div", { class: "flip" }, reveal.outcomes.map((o) => h("div", { class: "duel", "data-target": o.target },
-    h("small", {}, h("b", {}, o.target), ` · tea ${o.tea_card}:`), tag(low), side(o, low), tag(1 - low), side(o, 1 - low)))),
+    h("small", {}, h("b", {}, o.target), ` · tea ${o.tea_card}`),
+    h("span", { class: "pairing" }, side(o, low), h("span", { class: "vs", "aria-hidden": "true" }, "vs"), side(o, 1 - low))))),
   lines.map((t) => h("p", { class: "why" }, t)));
 }
 
 export async function matchPage(root, matchId, mode) {
   const token = mode === "play" ? auth.token : "";
-  const ui = { interactive: mode === "play", selected: null, keep: new Set(), presence: null };
+  const ui = { interactive: mode === "play", selected: null, keep: new Set(), presence: null, reveals: {}, fresh: null };
   let view = null;
   let busy = false;
   let reveal = null;
-  const seen = new Set();
-  const log = [];
+  const entries = [];        // the log as this viewer's own entries show it
   let resignArmed = false;
-  let revealSince = 0;
   let logOpen = false;
   let lastStatus = "";
   let message = "";          // the last refusal, in the service's own words
   let liveState = "connecting…";
+  let outcome = null;
+  let outcomeAsked = false;
+  let expected = null;       // each seat's expected score before the match, where the ladder says
   const reveals = [];
 
   const get = () => api(`/api/matches/${encodeURIComponent(matchId)}`, { anonymous: mode !== "play" });
@@ -63,12 +77,16 @@ export async function matchPage(root, matchId, mode) {
   function noteReveal(r, quiet = false) {
     if (!r) return;
     const key = `${r.hand}:${r.round}`;
-    if (seen.has(key)) return;
-    seen.add(key);
+    if (ui.reveals[key]) return;
+    ui.reveals[key] = r;
     reveal = r;
-    revealSince = performance.now();
     reveals.push({ key, text: `Hand ${r.hand}, round ${r.round}: ${explainReveal(r, view, nameOf).join(" ")}` });
-    if (!quiet) announce(reveals.at(-1).text);
+    if (!quiet) {
+      announce(reveals.at(-1).text);
+      ui.fresh = key;
+      ui.flyPending = r;
+      setTimeout(() => { if (ui.fresh === key) { ui.fresh = null; draw(); } }, 1600);
+    }
   }
 
   function setView(v) {
@@ -80,7 +98,11 @@ export async function matchPage(root, matchId, mode) {
     if (ui.selected && !legalPlays(v)[ui.selected]) ui.selected = null;
     noteReveal(v.last_reveal);
     const said = status(v);
-    if (said !== lastStatus) { lastStatus = said; announce(said); }
+    if (said !== lastStatus) { lastStatus = said; announce(v.phase === "ended" ? `The match is over. ${said}` : said); }
+    if (v.phase === "ended") {
+      liveState = "ended";
+      if (!outcomeAsked) { outcomeAsked = true; followOutcome(matchId, (o) => { outcome = o; draw(); }); }
+    }
     draw();
   }
 
@@ -132,7 +154,7 @@ export async function matchPage(root, matchId, mode) {
     if (view.must_keep) {
       const hand = view.seats[view.viewer].hand || [];
       return h("div", { class: "actions panel", id: "keep-panel" },
-        h("p", {}, "Nobody won this hand. Choose the cards to keep for the next hand (click them), then confirm."),
+        h("p", {}, "Nobody won this hand. Choose the cards to keep for the next hand (tap them), then confirm."),
         h("button", { class: "btn primary", id: "keep", type: "button", disabled: busy,
           onclick: () => send("keep", { cards: hand.filter((c) => ui.keep.has(c)) }) },
         `Keep ${plural(ui.keep.size, "card")}`),
@@ -140,9 +162,9 @@ export async function matchPage(root, matchId, mode) {
     }
     const mine = view.to_move === view.viewer && view.phase === "playing";
     return h("div", { class: "actions" },
-      h("span", { class: "muted", id: "hint" },
+      h("span", { class: `hint${mine ? " mine" : ""}`, id: "hint" },
         !mine ? "Waiting for the other player…"
-          : ui.selected ? `Now choose a target for ${ui.selected} (highlighted), or click it again to cancel.`
+          : ui.selected ? `Now choose a target for ${ui.selected} (highlighted), or tap it again to cancel.`
             : "Your turn: pick a card from your hand, then a target — or pass."),
       h("button", { class: "btn", id: "pass", type: "button", disabled: busy || !canPass(view),
         onclick: () => send("pass", {}) }, "Pass"),
@@ -160,50 +182,68 @@ export async function matchPage(root, matchId, mode) {
     const key = focus && (focus.id || (focus.dataset && (focus.dataset.card || (focus.dataset.target && `${focus.dataset.round}${focus.dataset.target}`))));
     ui.plays = mode === "play" ? legalPlays(view) : {};
     ui.keeping = !!view.must_keep;
-    const ended = view.result ? h("p", { class: "result", id: "result", "data-winner": view.result.winner ?? "none" },
-      explainEnd(view, nameOf)) : null;
     const notSeat = mode === "play" && typeof view.viewer !== "number"
       ? h("p", { class: "panel" }, auth.me ? "You do not hold a seat in this match. " : h("a", { href: "/#sign-in" }, "Sign in to play. "),
         h("a", { href: `/watch/${matchId}` }, "Watch it instead"), ".")
       : null;
+    const [p0, p1] = view.seats.map((s) => s.player);
+    const ended = view.phase === "ended";
+    const shownReveal = reveal && reveal.hand === view.hand ? reveal : null;
     fill(root,
-      h("div", { class: "row" },
-        h("h1", {}, mode === "play" ? "Play" : "Watch", " ", h("small", { class: "muted" }, `match ${matchId.slice(0, 8)}`)),
-        h("span", { class: "muted", id: "live-state" }, liveState),
+      h("div", { class: "match-head" },
+        h("h1", {}, playerLink(p0), h("span", { class: "vs" }, " vs "), playerLink(p1)),
+        h("span", { class: `pill${ended ? " ended" : ""}`, id: "live-state" }, liveState),
         mode === "watch" ? h("span", { class: "badge", id: "spectators", "data-count": ui.presence ? ui.presence.spectators : "" },
           ui.presence ? `${ui.presence.spectators} watching` : "") : null,
-        view.phase === "ended" ? h("a", { class: "btn", href: `/replay/${matchId}` }, "Replay") : null),
+        h("span", { class: "badge" }, view.ruleset.name),
+        expected ? h("span", { class: "badge", id: "expected", title: "expected score before the match, from the ladder's ratings" },
+          `expected ${Math.round(100 * expected.expected_a)}–${Math.round(100 * expected.expected_b)}`) : null,
+        ended ? h("a", { class: "btn", href: `/replay/${matchId}` }, "Watch the replay") : null),
       notSeat,
       h("p", { class: "status", id: "status" }, status(view)),
-      ended,
-      h("p", { id: "message", class: "message" }, message),
-      actions(),
-      renderTable(view, ui),
-      reveal && reveal.hand === view.hand ? revealPanel(reveal, view, revealSince) : null,
-      h("h2", {}, "Reveals"),
-      h("ol", { class: "log", id: "reveals" }, reveals.map((r) => h("li", { "data-key": r.key }, r.text))),
-      h("details", { open: logOpen, ontoggle: (e) => { logOpen = e.target.open; } }, h("summary", {}, "Match log"),
-        h("ol", { class: "log", id: "log" }, log.slice(-60).map((t) => h("li", {}, t)))));
+      h("p", { id: "message", class: "message", role: "status" }, message),
+      h("div", { class: "match-grid" },
+        h("div", { class: "board" },
+          ended ? endPanel(outcome, view) : null,
+          renderTable(view, ui),
+          actions()),
+        h("aside", { class: "side", "aria-label": "What happened" },
+          shownReveal ? revealPanel(shownReveal, view) : h("section", { class: "panel reveal-empty" },
+            h("h2", {}, "Reveals"), h("p", { class: "muted" }, "When both players have passed, the round's cards turn over on the table and the story is told here.")),
+          h("details", { class: "panel", open: true }, h("summary", {}, `All reveals (${reveals.length})`),
+            h("ol", { class: "log", id: "reveals", tabindex: 0, "aria-label": "Every reveal of the match" }, reveals.map((r) => h("li", { "data-key": r.key }, r.text)))),
+          h("details", { class: "panel", open: logOpen, ontoggle: (e) => { logOpen = e.target.open; } },
+            h("summary", {}, "Match log"),
+            h("ol", { class: "log", id: "log", tabindex: 0, "aria-label": "Match log" }, entries.slice(-80).map((e) =>
+              h("li", { value: e.version }, describe(e.event, view, ui.reveals))))))));
     if (key) {
       const again = root.querySelector(`#${CSS.escape(key)}`) || root.querySelector(`[data-card="${CSS.escape(key)}"]:is(button)`)
         || root.querySelector(`button.target[data-round="${key[0]}"][data-target="${key.slice(1)}"]`);
       if (again && !again.disabled) again.focus();
     }
+    if (ui.flyPending) { const r = ui.flyPending; ui.flyPending = null; flyTokens(root, r); }
   }
 
   try {
     view = await get();
   } catch (e) {
-    fill(root, h("p", { class: "panel" }, e.detail || String(e)));
+    fill(root, h("h1", {}, mode === "play" ? "Play" : "Watch"), h("p", { class: "panel", id: "message" }, e.detail || String(e)));
     if (e.status === 401) auth.clear();
     return;
   }
   // The log so far, so a late arrival's reveals list and match log are whole.
-  const entries = await api(`/api/matches/${encodeURIComponent(matchId)}/events?after=0&limit=1000`,
+  const past = await api(`/api/matches/${encodeURIComponent(matchId)}/events?after=0&limit=1000`,
     { anonymous: mode !== "play" }).catch(() => []);
-  await learnMatch(entries[0] && entries[0].event, view.seats.map((s) => s.player));
-  for (const e of entries.filter((x) => x.version <= view.version)) {
-    log.push(describe(e.event, view));
+  await learnMatch(view.seats.map((s) => s.player));
+  const ladderId = past[0] && past[0].event.ladder_id;
+  if (ladderId) {
+    // GET /api/ladders/{id}/expected (CONTRACTS 2), where the service has it; else nothing is shown.
+    const [a, b] = view.seats.map((s) => encodeURIComponent(s.player));
+    api(`/api/ladders/${encodeURIComponent(ladderId)}/expected?a=${a}&b=${b}`, { anonymous: true })
+      .then((e) => { expected = e; draw(); }).catch(() => {});
+  }
+  for (const e of past.filter((x) => x.version <= view.version)) {
+    entries.push(e);
     if (e.event.type === "round_revealed") noteReveal(e.event, true);
   }
   setView(view);
@@ -212,15 +252,15 @@ export async function matchPage(root, matchId, mode) {
     since: view.version,
     token,
     onEvent: (f) => {
-      const ev = f.entry && f.entry.event;
-      if (ev) {
-        log.push(describe(ev, view));
-        if (ev.type === "round_revealed") noteReveal(ev);
+      const e = f.entry;
+      if (e && e.event) {
+        entries.push(e);
+        if (e.event.type === "round_revealed") noteReveal(e.event);
       }
       if (!view || f.version > view.version) refresh(); else draw();
     },
     onPresence: (p) => { ui.presence = p; draw(); },
     onPoll: refresh,
-    onState: (t) => { liveState = t; const el = $("#live-state"); if (el) el.textContent = t; },
+    onState: (t) => { if (view && view.phase === "ended") return; liveState = t; const el = $("#live-state"); if (el) el.textContent = t; },
   });
 }

@@ -1,6 +1,8 @@
-// Player ids to names. Views carry ids only; ladder member lists,
-// leaderboards and replay headers teach us names as we meet them.
+// Player ids to names, and names as links to player pages. Views carry ids only:
+// names are learnt from ladders, leaderboards and replay headers, and the rest are
+// asked for in one batch (GET /api/players?ids=).
 import { api, auth } from "./api.js";
+import { h } from "./dom.js";
 
 const cache = new Map();
 
@@ -10,6 +12,22 @@ export function learn(id, name) {
 
 export const nameOf = (id) => cache.get(id) || (id ? `player ${String(id).slice(0, 6)}` : "?");
 
+/** Learn every name of `ids` not known yet, in one request (best effort). */
+export async function learnIds(ids) {
+  const me = auth.me;
+  if (me) learn(me.id, me.name);
+  const missing = [...new Set(ids.filter((id) => id && !cache.has(id)))];
+  if (!missing.length) return;
+  try {
+    const found = await api(`/api/players?ids=${missing.map(encodeURIComponent).join(",")}`, { anonymous: true });
+    for (const p of found) learn(p.id, p.name);
+  } catch { /* names stay short ids */ }
+}
+
+/** A player's name as a link to their page. */
+export const playerLink = (id, text = nameOf(id)) =>
+  h("a", { class: "who-link", href: `/player/${encodeURIComponent(id)}`, "data-player": id }, text);
+
 /** Learn the members of a ladder (best effort). */
 export async function learnLadder(ladderId) {
   if (!ladderId) return [];
@@ -18,13 +36,9 @@ export async function learnLadder(ladderId) {
     for (const m of members) learn(m.player_id, m.name);
     return members;
   } catch {
-    return [];   // names stay short ids
+    return [];
   }
 }
 
-/** Learn the names of a match's players through its ladder (named by its first event). */
-export async function learnMatch(created, ids) {
-  const me = auth.me;
-  if (me) learn(me.id, me.name);
-  if (created && !ids.every((id) => cache.has(id))) await learnLadder(created.ladder_id);
-}
+/** Learn the names of a match's players. */
+export const learnMatch = (ids) => learnIds(ids);
