@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 import msgspec
 import psycopg
-from tqdm import tqdm
+from tqdm import tqdm  # type: ignore[import-untyped]
 
 from workers.replays import encode_record, record_from_log, record_with_ratings
 
