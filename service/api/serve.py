@@ -11,6 +11,7 @@ import click
 import uvicorn
 
 from service.api.http_protocol import PROTOCOL
+from service.ops.stopping import DRAIN_S
 from service.settings import Settings, load_settings
 
 WS_MAX_MESSAGE_BYTES = 4096
@@ -20,7 +21,7 @@ much; a bigger message closes the socket with 1009."""
 
 
 def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> None:
-    """Serve ``create_app`` until interrupted.
+    """Serve ``create_app`` until interrupted (SIGTERM: stopped within 10 s).
 
     With several workers uvicorn starts separate processes that each call the
     factory, so they read the settings from the environment: the database and
@@ -40,6 +41,10 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
         "ws_max_size": WS_MAX_MESSAGE_BYTES,
         "access_log": False,
         "log_level": "info",
+        # On SIGTERM the live streams end at once (service/ops/stopping.py); a client
+        # that never takes its close is waited for this long, and the whole stop is
+        # bounded to 10 s by the stop's watchdog.
+        "timeout_graceful_shutdown": int(DRAIN_S),
     }
     if workers > 1:
         uvicorn.run("service.api.app:create_app", factory=True, workers=workers, **options)
