@@ -187,8 +187,14 @@ class MatchService:
         ladder_id: str | None,
         actor: str = "system",
         match_id: str | None = None,
+        idempotency_key: str | None = None,
+        request_hash: str | None = None,
     ) -> StartedMatch:
-        """Create a match: a fresh secret seed, a random first dealer, the first deal."""
+        """Create a match: a fresh secret seed, a random first dealer, the first deal.
+
+        With ``idempotency_key`` (and the same ``match_id`` each time) a resend
+        appends nothing and gets the first answer (``service.api.creates``).
+        """
         match_id = match_id or new_id()
         seed = secrets.token_hex(32)
         first_dealer: Seat = 1 if secrets.randbelow(2) else 0
@@ -203,8 +209,23 @@ class MatchService:
         events = decide(initial_state(seed), command)
         folded = fold_from_start(events, seed)
         result = await self.store.append(
-            match_id, 0, events, actor=actor, seed=seed, also=[upsert_statement(folded.summary)]
+            match_id,
+            0,
+            events,
+            actor=actor,
+            seed=seed,
+            idempotency_key=idempotency_key,
+            request_hash=request_hash,
+            also=[upsert_statement(folded.summary)],
         )
+        if result.replayed:  # created before: the seed drawn here was never stored
+            return StartedMatch(
+                match_id=match_id,
+                ladder_id=ladder_id,
+                players=players,
+                ruleset=ruleset,
+                version=result.last_version,
+            )
         self._seeds[match_id] = seed
         self._folds.put(folded)
         await self._after_commit(match_id, result.stored)
