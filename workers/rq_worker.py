@@ -46,6 +46,7 @@ log = logging.getLogger("matcha.workers.rq")
 
 JOB_GRACE_S = 6.0
 """How long a stop waits for the running job before cutting it short."""
+MAINTENANCE_S = 60
 
 
 def redis_connection(url: str) -> Redis:
@@ -150,6 +151,9 @@ def serve(
             [Queue(name, connection=redis, job_class=TimedJob) for name in queue_names],
             connection=redis,
             job_class=TimedJob,  # every job timed into matcha_job_seconds
+            # RQ restarts a scheduler that died (with its broker) at its maintenance:
+            # every minute instead of every ten, so scheduled retries resume soon.
+            maintenance_interval=MAINTENANCE_S,
         )
         on_start()
         log.info("RQ worker %s on %s", worker.name, ", ".join(queue_names))
