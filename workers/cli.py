@@ -121,13 +121,18 @@ def worker(
             sweep_every_s=catch_up_every if catch_up_every > 0 else None,
         )
 
+        def wake_hinted() -> None:
+            for r in runners:
+                if r.hinted:
+                    r.wake.set()
+
         def wake_all() -> None:
             for r in runners:
                 r.wake.set()
 
         process_stop.on_stop(wake_all)  # a runner waiting for a hint sees the stop at once
         threads += [runner_module.start(r) for r in runners]
-        listener = wake.Listener(redis_url, prefix, wake_all, stop=stop)
+        listener = wake.Listener(redis_url, prefix, wake_hinted, stop=stop)
         threads.append(wake.start(listener))
         click.echo(
             f"projections: {', '.join(r.name for r in runners)} (poll {poll_s:g} s,"

@@ -390,8 +390,11 @@ def _restart_message(source: object) -> ServerSentEventMessage:
     """The last message of a stream the server ends because it stops: EventSource
     reconnects after ``retry`` ms, with ``Last-Event-ID`` (a match) where it was."""
     sent = getattr(source, "sent", None)
+    # never empty: an EventSource drops a message without data (its retry still counts)
     return ServerSentEventMessage(
-        data="" if sent is None else f"since={sent}", event="restart", retry=RESTART_RETRY_MS
+        data="reconnect" if sent is None else f"since={sent}",
+        event="restart",
+        retry=RESTART_RETRY_MS,
     )
 
 

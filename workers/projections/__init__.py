@@ -65,6 +65,7 @@ def runners(
             poll_s=max(poll_s, SUMMARIES_POLL_S),
             sweep_at_start=sweeps,
             sweep_every_s=None,  # summaries are written with their events: once is enough
+            hinted=False,
         ),
     ]
 

@@ -80,6 +80,7 @@ class Runner:
         poll_s: float = POLL_S,
         sweep_at_start: bool = True,
         sweep_every_s: float | None = SWEEP_EVERY_S,
+        hinted: bool = True,
     ) -> None:
         self.projection = projection
         self.name = projection.name
@@ -89,6 +90,8 @@ class Runner:
         self.sweep_at_start = sweep_at_start
         self.sweep_every_s = sweep_every_s
         """None: no sweep after the one at start."""
+        self.hinted = hinted
+        """Woken by the hints (archives, ratings); else only its poll (summaries)."""
         self.wake = threading.Event()
         """Set by a hint (or a broker reconnect): catch up now."""
         self.passes = 0
@@ -144,8 +147,16 @@ class Runner:
                 if after >= high:
                     self._seen = seen
                     return total
+                began = time.perf_counter()
                 step = self.projection.step(conn, after, high)
                 positions.advance(conn, self.name, step.position)
+            log.debug(
+                "%s: a pass applied %d up to %d in %.1f ms",
+                self.name,
+                step.applied,
+                step.position,
+                (time.perf_counter() - began) * 1000,
+            )
             self.passes += 1
             self.applied += step.applied
             total += step.applied
