@@ -220,3 +220,89 @@ async def test_catching_up_everything_at_once_applies_each_projection(
     assert match_id in _archives(conn)
     assert set(table(conn, ladder)) == {"ann", "bob"}
     assert catch_up_all(database_url) == {"archives": 0, "ratings": 0, "summaries": 0}
+
+
+async def test_an_archive_is_built_while_a_ratings_update_takes_its_time(
+    store: EventStore, conn: psycopg.Connection, database_url: str, stop: threading.Event,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import workers.ratings
+
+    ladder = new_ladder(conn)
+    release = threading.Event()
+    started = threading.Event()
+    real = workers.ratings.update_ladder
+
+    def slow(ladder_id: str, **kwargs: Any) -> dict[str, Any]:
+        started.set()
+        release.wait(30)  # a long recompute
+        return real(ladder_id, **kwargs)
+
+    monkeypatch.setattr(workers.ratings, "update_ladder", slow)
+    ratings = Runner(RatingsProjection(database_url), database_url, stop=stop, poll_s=0.2,
+                     sweep_at_start=False)
+    archives = Runner(ArchivesProjection(), database_url, stop=stop, poll_s=0.2,
+                      sweep_at_start=False)
+    threads = [start(ratings), start(archives)]
+    try:
+        await store_log(store, "busy-1", played_log(41, "busy-1", ladder_id=ladder,
+                                                    players=("ann", "bob")))
+        await asyncio.to_thread(_until, started.is_set, 15, "the ratings update began")
+        # Ratings are busy; the archive does not wait for them.
+        await asyncio.to_thread(_until, lambda: "busy-1" in _archives(conn), 15, "the archive")
+        assert not release.is_set() and table(conn, ladder) == {}
+        release.set()
+        await asyncio.to_thread(_until, lambda: set(table(conn, ladder)) == {"ann", "bob"}, 15,
+                                "the rating")
+    finally:
+        release.set()
+        stop.set()
+        for t in threads:
+            t.join(10)
+
+
+async def test_an_event_that_commits_after_a_later_one_is_never_skipped(
+    store: EventStore, conn: psycopg.Connection, database_url: str, admin_database_url: str,
+    stop: threading.Event,
+) -> None:
+    from datetime import UTC, datetime
+
+    from schemas.events import encode_event
+    from service.store.chain import row_hash
+    from service.store.events import APPEND_LOCK_KEY, event_type
+
+    slow_log = played_log(51, "late-slow")
+    await store_log(store, "late-slow", slow_log, upto=len(slow_log) - 1)
+    head = conn.execute(
+        "SELECT version, hash FROM events WHERE match_id = 'late-slow'"
+        " ORDER BY version DESC LIMIT 1"
+    ).fetchone()
+    # An append in flight, as the store makes one: it holds the append lock shared
+    # and has taken its position, but has not committed yet.
+    late = psycopg.connect(admin_database_url)
+    try:
+        late.execute("SELECT pg_advisory_xact_lock_shared(%s)", (APPEND_LOCK_KEY,))
+        at, event = datetime.now(UTC), slow_log[-1]
+        late.execute(
+            "INSERT INTO events (match_id, version, type, data, actor, recorded_at, prev_hash,"
+            " hash) VALUES ('late-slow', %s, %s, %s, 'system', %s, %s, %s)",
+            (head[0] + 1, event_type(event), encode_event(event).decode(), at, bytes(head[1]),
+             row_hash(bytes(head[1]), match_id="late-slow", version=head[0] + 1,
+                      actor="system", recorded_at=at, event_bytes=encode_event(event))),
+        )
+        # A later match ends and commits first, at a higher position.
+        await store_log(store, "late-fast", played_log(52, "late-fast"))
+        runner = Runner(ArchivesProjection(), database_url, stop=stop)
+        passing = threading.Thread(target=runner.catch_up)
+        passing.start()
+        await asyncio.sleep(1.0)
+        # The pass waits for the append in flight instead of applying past it.
+        assert passing.is_alive() and _archives(conn) == {}
+        late.commit()
+        passing.join(20)
+        assert not passing.is_alive()
+        assert sorted(_archives(conn)) == ["late-fast", "late-slow"]
+        assert runner_rows.positions(conn)["archives"] == _head(conn)
+        runner.close()
+    finally:
+        late.close()
