@@ -97,8 +97,9 @@ class Service:
         return self.start(name, [sys.executable, "-m", "service.cli", "worker", *args],
                           **extra_env)
 
-    def log(self, name: str) -> str:
-        return (self.logs / f"{name}.log").read_text(errors="replace")[-6000:]
+    def log(self, name: str, tail: int | None = 6000) -> str:
+        text = (self.logs / f"{name}.log").read_text(errors="replace")
+        return text if tail is None else text[-tail:]
 
     def kill(self, name: str) -> None:
         """SIGKILL to the process and its group (a worker's job processes too)."""
