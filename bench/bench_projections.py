@@ -45,9 +45,9 @@ def _write_almost_finished(url: str, count: int) -> dict[str, tuple[str, Any, An
 
     from schemas.events import encode_event
     from schemas.rules import DUEL, STANDARD
-    from service.api.summaries import summarise, upsert_statement
     from service.bots import heuristic_bot, random_bot
     from service.engine.selfplay import play_match
+    from service.matches.summaries import summarise, upsert_statement
     from service.store.chain import GENESIS_HASH, row_hash
 
     rng = random.Random(23)
@@ -126,13 +126,12 @@ async def _end_all(url: str, prefix: str, last: dict[str, tuple[str, Any, Any]])
     statement, then the hint); each match's (position, commit time)."""
     from redis.asyncio import Redis
 
-    from service.api.summaries import upsert_statement
+    from service.matches.summaries import upsert_statement
     from service.store import EventStore, open_pool
-    from workers.queue import make_hook
+    from workers.projections.wake import hint
 
     pool = await open_pool(url, min_size=4, max_size=20)
     redis = Redis.from_url(REDIS_URL)
-    hook = make_hook(redis, prefix)
     store = EventStore(pool)
     versions = {}
     async with pool.connection() as conn:
@@ -146,7 +145,7 @@ async def _end_all(url: str, prefix: str, last: dict[str, tuple[str, Any, Any]])
             match_id, versions[match_id], [event], actor="system", also=[upsert_statement(summary)]
         )
         committed[match_id] = (result.positions[-1], time.perf_counter())
-        await hook(match_id, list(result.stored))  # the hint the API sends after its commit
+        await hint(redis, prefix, match_id)  # what the API's after-commit hook sends
 
     try:
         await asyncio.gather(*(end(m) for m in last))

@@ -13,10 +13,13 @@ COMMANDS: dict[str, str] = {
     "api": "service.api.serve:api_command",
     "audit": "service.audit.cli:audit",
     "export": "workers.export:export",
+    "keys": "service.evidence.cli:keys",
     "migrate": "service.store.migrate:migrate_command",
     "run": "service.run:run",
     "schemas": "service.schema_export:schemas",
     "simulate": "service.simulate:simulate",
+    "verify": "service.evidence.cli:verify",
+    "tournament": "service.tournaments.cli:tournament",
     "worker": "workers.cli:worker",
 }
 

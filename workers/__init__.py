@@ -2,8 +2,8 @@
 
 * ``workers.projections``: the runners that follow the log (archives, ratings,
   match summaries), each from its recorded position, woken by hints;
-* ``workers.ratings`` / ``workers.elo``: the ratings projection job
-  ``update_ladder(ladder_id)`` and Elo as chess federations run it (pure);
+* ``workers.ratings``: the ratings projection (Elo or Glicko-2, and seasons), the
+  job ``update_ladder(ladder_id)``; ``workers.elo`` re-exports its Elo;
 * ``workers.replays``: match records and replay archives (one module per idea);
 * ``workers.queue``: the operators' RQ queues and the API's hint hook;
 * ``workers.rq_worker``: an RQ worker that outlives its broker;

@@ -36,7 +36,7 @@ from workers.projections.wake import hint, wakes
 if TYPE_CHECKING:
     from litestar import Litestar
 
-    from service.store import StoredEvent
+    from service.matches import Committed
 
 log = logging.getLogger("matcha.workers.queue")
 
@@ -151,11 +151,11 @@ def fetch_job(job_id: str, *, redis: Redis | None = None, prefix: str | None = N
 
 # -- the after-commit hook ---------------------------------------------------------------
 
-Hook = Callable[[str, "list[StoredEvent]"], Awaitable[None]]
+Hook = Callable[["Committed"], Awaitable[None]]
 
 
 def make_hook(redis: Any, prefix: str) -> Hook:
-    """The ``MatchService.after_commit`` hook: a hint to the projection runners when
+    """The match core's after-commit hook: a hint to the projection runners when
     the committed events end a match or follow its end (``wake.wakes``).
 
     ``redis`` is the API's async client. Best effort and bounded: a hint that
@@ -163,9 +163,10 @@ def make_hook(redis: Any, prefix: str) -> Hook:
     within their poll interval anyway); it never fails the committed command.
     """
 
-    async def hook(match_id: str, stored: list[StoredEvent]) -> None:
-        if not wakes([e.type for e in stored]):
+    async def hook(committed: Committed) -> None:
+        if not wakes([e.type for e in committed.stored]):
             return
+        match_id = committed.match_id
         try:
             await asyncio.wait_for(hint(redis, prefix, match_id), HINT_TIMEOUT_S)
         except Exception as exc:  # best effort: never fail a committed command
@@ -186,13 +187,13 @@ after-commit hook runs. Never set in production."""
 
 
 def _kill_after_commit(event_type: str) -> Hook:
-    async def hook(match_id: str, stored: list[StoredEvent]) -> None:
-        if any(e.type == event_type for e in stored):
+    async def hook(committed: Committed) -> None:
+        if any(e.type == event_type for e in committed.stored):
             log.warning(
                 "%s=%s: killing this process after the commit of %s",
                 FAULT_KILL_AFTER_COMMIT,
                 event_type,
-                match_id,
+                committed.match_id,
             )
             os.kill(os.getpid(), signal.SIGKILL)
 

@@ -10,17 +10,15 @@ challenge, a match) for one caller.
   first answer are kept in ``create_requests``, written in the same
   transaction as what was created. Two resends racing wait for each other on
   a lock keyed by (kind, caller, key), so the second finds the first's answer.
-* Matches (``match_key``): a match is created by appending its first events,
-  and the event store already keeps an append's key with its events; the
-  match id is derived from the caller and the key (a name-based UUID), so a
-  resend appends to the same match, meets its own key, and gets the first
-  result back (``MatchService.start``).
+* Matches (``match_create_key``): a match is created by appending its first
+  events, and the event store keeps an append's key with its events; the match
+  core answers a resend (even one racing the first) with the match the first
+  made (``MatchCore.start``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
@@ -119,52 +117,18 @@ async def create_once(
 
 # -- matches ------------------------------------------------------------------------------
 
-_MATCH_IDS = uuid.UUID("5f0c7a52-6d61-7463-6861-2d6d61746368")
-"""The namespace of match ids derived from idempotency keys (any fixed UUID)."""
 
-
-class MatchKey(msgspec.Struct, frozen=True, kw_only=True):
-    """How a keyed match creation is stored with the match's first events."""
-
-    match_id: str
-    """A name-based UUID of the caller and the key: a resend names the same match."""
-    store_key: str
-    """The key as the event store keeps it (the creating events' actor is ``system``,
-    so the caller is part of the key)."""
-    request_hash: str
-
-
-def match_key(actor: str, key: str, request: str) -> MatchKey:
-    return MatchKey(
-        match_id=str(uuid.uuid5(_MATCH_IDS, f"{actor}\0{key}")),
-        store_key=f"create-match:{actor}:{key}",
-        request_hash=request,
-    )
-
-
-async def earlier_match(pool: AsyncConnectionPool, found: MatchKey) -> int | None:
-    """The version the keyed creation reached, when it was made before (same request);
-    None when the key is new. A key used for another request is a 409."""
-    async with pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT match_id, request_hash, last_version FROM idempotency_keys"
-            " WHERE actor = 'system' AND key = %s",
-            (found.store_key,),
-        )
-        row = await cur.fetchone()
-    if row is None:
-        return None
-    if row[0] != found.match_id or row[1] != found.request_hash:
-        raise _reused()
-    return int(row[2])
+def match_create_key(actor: str, key: str) -> str:
+    """The key of a keyed match creation as the match core stores it (with the first
+    events, ``MatchCore.start``). The creating events' actor is ``system``, so the
+    caller who asked is part of the key: two organisers' keys never meet."""
+    return f"create-match:{actor}:{key}"
 
 
 __all__ = [
     "REPLAYED_HEADER",
     "IdempotencyKey",
-    "MatchKey",
     "create_once",
-    "earlier_match",
-    "match_key",
+    "match_create_key",
     "request_hash",
 ]

@@ -12,19 +12,13 @@ from litestar.params import QueryParameter
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from service.api.auth import Player, new_id
-from service.api.creates import (
-    IdempotencyKey,
-    create_once,
-    earlier_match,
-    match_key,
-    request_hash,
-)
+from service.api.auth import Player
+from service.api.creates import IdempotencyKey, create_once, match_create_key, request_hash
 from service.api.deps import requires_role
 from service.api.ladder_ratings import rating_of
-from service.api.ladders import is_member, ladder_by_id
+from service.api.ladders import is_member, ladder_by_id, terms_of
 from service.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from service.matches import MatchService, StartedMatch
+from service.matches import MatchCore, StartedMatch, new_id
 
 
 class PairBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -88,7 +82,7 @@ async def pair_players(
     data: PairBody,
     player: Player,
     pool: AsyncConnectionPool,
-    matches: MatchService,
+    matches: MatchCore,
     idempotency_key: IdempotencyKey = None,
 ) -> StartedMatch:
     """An organiser pairs two members of the ladder; the match starts at once.
@@ -98,19 +92,6 @@ async def pair_players(
     a, b = data.players
     if a == b:
         raise ValidationFailed("A match needs two different players.")
-    keyed = None
-    if idempotency_key is not None:
-        keyed = match_key(player.id, idempotency_key, request_hash("pair", ladder_id, a, b))
-        version = await earlier_match(pool, keyed)
-        if version is not None:  # created before: the first answer, whatever changed since
-            ladder = await _ladder(pool, ladder_id)
-            return StartedMatch(
-                match_id=keyed.match_id,
-                ladder_id=ladder_id,
-                players=(a, b),
-                ruleset=ladder.ruleset,
-                version=version,
-            )
     async with pool.connection() as conn:
         ladder = await ladder_by_id(conn, ladder_id)
         for player_id in (a, b):
@@ -118,21 +99,15 @@ async def pair_players(
                 raise ValidationFailed(
                     f"Player {player_id} is not a member of this ladder.", code="not_a_member"
                 )
-    if keyed is None:
-        return await matches.start(players=(a, b), ruleset=ladder.ruleset, ladder_id=ladder_id)
     return await matches.start(
         players=(a, b),
         ruleset=ladder.ruleset,
         ladder_id=ladder_id,
-        match_id=keyed.match_id,
-        idempotency_key=keyed.store_key,
-        request_hash=keyed.request_hash,
+        terms=terms_of(ladder),
+        idempotency_key=None
+        if idempotency_key is None
+        else match_create_key(player.id, idempotency_key),
     )
-
-
-async def _ladder(pool: AsyncConnectionPool, ladder_id: str) -> Any:
-    async with pool.connection() as conn:
-        return await ladder_by_id(conn, ladder_id)
 
 
 @post(
@@ -208,7 +183,7 @@ async def _decide_challenge(
     player: Player,
     pool: AsyncConnectionPool,
     accept: bool,
-    matches: MatchService,
+    matches: MatchCore,
 ) -> Challenge:
     async with pool.connection() as conn, conn.transaction():
         # The row lock makes accept/decline a one-time decision: a second
@@ -226,7 +201,7 @@ async def _decide_challenge(
         if found.status != "open":
             raise Conflict(f"This challenge was already {found.status}.", code="challenge_closed")
         match_id = new_id() if accept else None
-        ruleset = (await ladder_by_id(conn, found.ladder_id)).ruleset if accept else ""
+        ladder = await ladder_by_id(conn, found.ladder_id) if accept else None
         cur = await conn.execute(
             f"UPDATE challenges SET status = %s, match_id = %s, decided_at = now()"
             f" WHERE id = %s RETURNING {_CHALLENGE_COLUMNS}",
@@ -236,12 +211,13 @@ async def _decide_challenge(
     # The match starts after the decision committed, so no connection is held
     # while it does (many accepts at once could otherwise take every pooled
     # connection and wait for one more). If it fails, the challenge reopens.
-    if match_id is not None:
+    if match_id is not None and ladder is not None:
         try:
             await matches.start(
                 players=(found.challenger, found.opponent),
-                ruleset=ruleset,
+                ruleset=ladder.ruleset,
                 ladder_id=found.ladder_id,
+                terms=terms_of(ladder),
                 match_id=match_id,
             )
         except BaseException:
@@ -263,7 +239,7 @@ async def _decide_challenge(
     status_code=200,
 )
 async def accept_challenge(
-    challenge_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchService
+    challenge_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchCore
 ) -> Challenge:
     """Accept a challenge: the match starts, its id is in ``match_id``."""
     return await _decide_challenge(challenge_id, player, pool, True, matches)
@@ -276,7 +252,7 @@ async def accept_challenge(
     status_code=200,
 )
 async def decline_challenge(
-    challenge_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchService
+    challenge_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchCore
 ) -> Challenge:
     return await _decide_challenge(challenge_id, player, pool, False, matches)
 
@@ -298,7 +274,7 @@ async def _lock_queue(conn: AsyncConnection, ladder_id: str) -> None:
     status_code=200,
 )
 async def join_queue(
-    ladder_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchService
+    ladder_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchCore
 ) -> QueueResult:
     """Wait for an opponent: pairs at once with the waiting member of nearest rating
     (within the ladder's ``rating.max_difference``), else waits in the queue."""
@@ -334,7 +310,10 @@ async def join_queue(
     try:
         # The waiting player was first: they take seat 0.
         started = await matches.start(
-            players=(opponent, player.id), ruleset=ladder.ruleset, ladder_id=ladder_id
+            players=(opponent, player.id),
+            ruleset=ladder.ruleset,
+            ladder_id=ladder_id,
+            terms=terms_of(ladder),
         )
     except BaseException:
         async with pool.connection() as conn:

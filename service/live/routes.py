@@ -62,6 +62,7 @@ class LiveRuntime:
         self.open = 0
         """Live connections this process serves now (``holding``)."""
         self._unregister_stop: Callable[[], None] = lambda: None
+        self._unregister_count: Callable[[], None] = lambda: None
 
     def close_on_stop(self, loop: asyncio.AbstractEventLoop) -> None:
         """When the process is asked to stop, end every stream at once (on ``loop``)."""
@@ -71,6 +72,7 @@ class LiveRuntime:
                 loop.call_soon_threadsafe(self.hub.close_all)
 
         self._unregister_stop = process_stop.on_stop(schedule)
+        self._unregister_count = process_stop.count_open(lambda: self.open)
 
     def check_room(self) -> None:
         """Raise ``Unavailable`` when this process is stopping or holds
@@ -100,6 +102,7 @@ class LiveRuntime:
 
     async def stop(self) -> None:
         self._unregister_stop()
+        self._unregister_count()
         self.hub.close_all()
         if self.publisher is not None:
             await self.publisher.drain()
@@ -143,10 +146,9 @@ def _open_stream(runtime: LiveRuntime, access: Access, since: int) -> ViewerStre
     return ViewerStream(
         runtime.hub,
         match_id=access.match_id,
-        viewer=access.viewer,
+        seen=access.seen,
         since=since,
-        render=runtime.frames.renderer(access.hide_hands_in_replay),
-        delay_s=access.spectator_delay_s,
+        render=runtime.frames.renderer(access.seen.hide),
     )
 
 
@@ -348,7 +350,7 @@ async def _serve_match_socket(
         )
         if token is None:
             token = await _hello_token(socket, runtime.hub.settings.hello_wait_s)
-        access = await resolve(socket.app.state.pool, socket.app.state.store, match_id, token)
+        access = await resolve(socket.app.state, match_id, token)
     except MatchaError as error:
         await socket.close(code=_close_code(error), reason=error.detail[:120])
         return
@@ -358,7 +360,7 @@ async def _serve_match_socket(
         return
     except WebSocketDisconnect:
         return
-    conn_id = runtime.hub.join(match_id, str(access.viewer))
+    conn_id = runtime.hub.join(match_id, access.role)
     try:
         stream = _open_stream(runtime, access, since)
         code, reason = await _serve_socket(
@@ -401,7 +403,7 @@ def _restart_message(source: object) -> ServerSentEventMessage:
 async def _sse_events(
     runtime: LiveRuntime, access: Access, since: int
 ) -> AsyncIterator[ServerSentEventMessage]:
-    conn_id = runtime.hub.join(access.match_id, str(access.viewer))
+    conn_id = runtime.hub.join(access.match_id, access.role)
     stream = _open_stream(runtime, access, since)
     try:
         with runtime.holding():
@@ -440,7 +442,7 @@ async def match_stream(request: Request[Any, Any, Any], match_id: str) -> Server
     token = request.query_params.get("token") or token_from_header(
         request.headers.get("authorization")
     )
-    access = await resolve(request.app.state.pool, request.app.state.store, match_id, token)
+    access = await resolve(request.app.state, match_id, token)
     runtime.check_room()
     return ServerSentEvent(
         _sse_events(runtime, access, since),

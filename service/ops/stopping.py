@@ -2,12 +2,15 @@
 
 On SIGTERM (or SIGINT) a process of the service
 
-1. stops accepting work (uvicorn closes its listening socket; a worker takes
-   no new job);
-2. tells everything long-lived to end now: every callback registered with
+1. tells everything long-lived to end now: every callback registered with
    ``on_stop`` runs at once (the live streams close each WebSocket with 1012
-   and end each Server-Sent Events stream with a retry hint, the projection
-   runners stop after their current pass);
+   and end each Server-Sent Events stream with a retry hint, and refuse new
+   ones; the projection runners stop after their current pass; readiness
+   answers 503);
+2. stops accepting work: uvicorn closes its listening socket once the streams
+   have closed (``count_open`` probes say so), ``STREAMS_FIRST_S`` at most, so
+   its own shutdown never closes a stream before the stream could say where to
+   resume; a worker takes no new job;
 3. exits within ``STOP_DEADLINE_S`` whatever happens: a watchdog started by the
    first request ends the process with ``os._exit`` if it is still there then
    (a connection that never drains, a pool that never closes, a job that
@@ -40,6 +43,10 @@ log = logging.getLogger("matcha.stop")
 
 STOP_DEADLINE_S = 10.0
 """From the first stop request to the process's end, at most."""
+STREAMS_FIRST_S = 1.0
+"""Under uvicorn: how long the streams get to close themselves (with their resume
+hint) before uvicorn starts its own shutdown, which would close a WebSocket with
+1012 but no hint, and stop listening. They usually need milliseconds."""
 DRAIN_S = 5.0
 """How long uvicorn waits for open connections after the streams were told to end
 (they end within milliseconds; this bounds a client that never reads its close)."""
@@ -59,6 +66,7 @@ class ProcessStop:
         """``time.monotonic()`` of the first request."""
         self.reason = ""
         self._callbacks: list[Callback] = []
+        self._open: list[Callable[[], int]] = []
         self._lock = threading.Lock()
 
     @property
@@ -86,6 +94,34 @@ class ProcessStop:
                 return unregister
         _run(callback)
         return lambda: None
+
+    def count_open(self, probe: Callable[[], int]) -> Callback:
+        """Register ``probe()``, how many things (streams) are still open that the
+        stop asked to end; returns a function that unregisters it."""
+        with self._lock:
+            self._open.append(probe)
+
+        def unregister() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._open.remove(probe)
+
+        return unregister
+
+    def settled(self, timeout: float) -> bool:
+        """Wait until every probe says nothing is open (or ``timeout``); True if so."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                probes = list(self._open)
+            try:
+                still = sum(probe() for probe in probes)
+            except Exception:  # a probe that fails says nothing: do not wait on it
+                still = 0
+            if still <= 0:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
 
     def request(self, reason: str, *, watchdog: bool = True) -> bool:
         """Ask the process to stop; True the first time. Starts the watchdog
@@ -159,11 +195,29 @@ def attach_to_uvicorn() -> bool:
 
 
 def _chained(uvicorn_handler: SignalHandler) -> SignalHandler:
+    """The stop first, uvicorn's shutdown once the streams closed (``STREAMS_FIRST_S``
+    at most): a signal handler must not wait, so a thread hands it over. A second
+    signal goes to uvicorn at once (its own force-exit on a second Ctrl-C)."""
+
     def handler(signum: int, frame: FrameType | None) -> None:
-        process_stop.request(signal.Signals(signum).name)
-        uvicorn_handler(signum, frame)
+        if not process_stop.request(signal.Signals(signum).name):
+            uvicorn_handler(signum, frame)
+            return
+
+        def then_uvicorn() -> None:
+            process_stop.settled(STREAMS_FIRST_S)
+            uvicorn_handler(signum, None)  # sets flags its main loop polls: any thread may
+
+        threading.Thread(target=then_uvicorn, name="stop-uvicorn", daemon=True).start()
 
     return handler
 
 
-__all__ = ["DRAIN_S", "STOP_DEADLINE_S", "ProcessStop", "attach_to_uvicorn", "process_stop"]
+__all__ = [
+    "DRAIN_S",
+    "STOP_DEADLINE_S",
+    "STREAMS_FIRST_S",
+    "ProcessStop",
+    "attach_to_uvicorn",
+    "process_stop",
+]

@@ -29,6 +29,14 @@ def runs() -> Iterator[list[MatchaRun]]:
         run.kill_all()
 
 
+def _cmdline(process: psutil.Process) -> str:
+    """A process's command line ("" for one that is gone or a zombie not yet reaped)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def _names(processes: list) -> set[str]:
     return {" ".join(p.cmdline()) for p in processes}
 
@@ -173,8 +181,7 @@ def test_a_child_that_dies_is_started_again_and_the_api_never_goes_down(
         while True:
             assert run.get("/healthz").status_code == 200
             assert run.proc.poll() is None, run.logs()[-3000:]
-            workers = [p for p in run.descendants()
-                       if "service.cli worker" in " ".join(p.cmdline())]
+            workers = [p for p in run.descendants() if "service.cli worker" in _cmdline(p)]
             if any(p.pid != worker_pid for p in workers):
                 break
             assert time.monotonic() < deadline, run.logs()[-3000:]

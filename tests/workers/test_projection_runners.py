@@ -18,7 +18,7 @@ from redis.asyncio import Redis as AsyncRedis
 from workers_harness import finish_match, hand_elo, new_ladder, played_log, store_log, table
 
 from schemas.events import decode_event
-from service.api.summaries import summarise
+from service.matches.summaries import summarise
 from service.store import EventStore
 from workers.projections import (
     ArchivesProjection,

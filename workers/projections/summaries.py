@@ -1,11 +1,11 @@
 """The match summaries' catch-up: any summary behind its match's events is redone.
 
 Summaries are written with the events they follow, in the append's own
-transaction (``service.matches``); what can leave one behind is a write made
-after the append (the admin events of ``service.audit.disputes`` today) that
-a crash cut short. A pass looks at the matches that had events in a stretch
+transaction (``service.matches``); what can leave one behind is a summary
+written apart from its events (by an older release, or a restore of the
+events table without its summaries). A pass looks at the matches that had events in a stretch
 of the log after the runner's position, redoes the summary of each whose
-``last_version`` is behind (``service.api.summaries.summarise``, from the
+``last_version`` is behind (``service.matches.summaries.summarise``, from the
 whole log; the upsert never moves a summary backwards) and records the
 position in the same transaction.
 
@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 
 from schemas.events import decode_event
-from service.api.summaries import summarise, upsert_statement
+from service.matches.summaries import summarise, upsert_statement
 from workers.projections.runner import Step
 
 SPAN = 20_000
