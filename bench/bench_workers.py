@@ -15,10 +15,11 @@
   ratings. ``MATCHA_BENCH_VISIBLE_MATCHES`` matches (default 12, duel rules).
 * ``archive_builds_per_s``: replay archives of real self-played matches (whole
   logs with a valid chain) built by one worker draining a backlog
-  (``build_archives``: batched loads and stores beside the build), and through
-  RQ (a request per match, as the API's hook makes, one drain job); the
-  one-match job (``build_archive``) for comparison; with the average archive
-  size and the CPU per build of the worker and of its PostgreSQL backend.
+  (``build_archives``: batched loads and stores beside the build), and by the
+  archives projection runner catching up on the same log (what a worker does
+  when matches end); the one-match job (``build_archive``) in a loop and
+  through RQ for comparison; with the average archive size and the CPU per
+  build of the worker and of its PostgreSQL backend.
   ``MATCHA_BENCH_ARCHIVES`` matches (default 300).
 
 Runs on a throwaway database of the server at $MATCHA_BENCH_DATABASE_URL
@@ -350,19 +351,21 @@ def bench_archives(url: str) -> dict[str, Any]:
     * ``archive_builds_per_s``: a worker draining a backlog, ``build_archives``
       (the job body behind the replays queue: batches of ``ARCHIVE_BATCH``,
       the next batch loaded and the last one stored while one is built);
-    * via RQ: each match asked for as the API's hook asks (``request_archives``
-      once per match), then a ``SimpleWorker`` drains the queue;
+    * by the archives projection runner (``workers.projections``), from position 0;
     * the one-match job body (``build_archive``) in a loop, and through RQ
       with a job per match (``enqueue_archive``), for comparison;
     * CPU per archive of the worker and of its PostgreSQL backend (from /proc
       when the server is local): on two free cores a worker cannot go faster
       than 1 / the larger of the two.
     """
+    import threading
+
     from redis import Redis
     from rq import SimpleWorker
 
     from workers import db
-    from workers.queue import enqueue_archive, queues, request_archives
+    from workers.projections import ArchivesProjection, Runner
+    from workers.queue import enqueue_archive, queues
     from workers.replays import build_archive, build_archives
 
     os.environ["DATABASE_URL"] = url
@@ -403,7 +406,16 @@ def bench_archives(url: str) -> dict[str, Any]:
             burst=True, logging_level="WARNING")
         return time.perf_counter() - t0
 
-    rq_s = via_rq(lambda m, p: request_archives([m], redis=redis, prefix=p))
+    def by_the_runner() -> None:
+        with psycopg.connect(url, autocommit=True) as c:
+            c.execute("UPDATE projection_positions SET position = 0 WHERE name = 'archives'")
+        runner = Runner(ArchivesProjection(), url, stop=threading.Event(), sweep_at_start=False)
+        try:
+            runner.catch_up()
+        finally:
+            runner.close()
+
+    runner_s, _, _ = timed(by_the_runner)
     rq_single_s = via_rq(lambda m, p: enqueue_archive(m, redis=redis, prefix=p))
     db.close_connections()
     with psycopg.connect(url, autocommit=True) as conn:
@@ -414,7 +426,7 @@ def bench_archives(url: str) -> dict[str, Any]:
     assert built == n
     return {
         "archive_builds_per_s": n / batch_s,
-        "archive_builds_per_s_via_rq": n / rq_s,
+        "archive_builds_per_s_by_the_runner": n / runner_s,
         "archive_build_cpu_ms": batch_cpu / n * 1000,
         "archive_build_pg_cpu_ms": None if batch_pg is None else batch_pg / n * 1000,
         "archive_single_builds_per_s": n / single_s,
@@ -507,8 +519,9 @@ def main() -> None:
     print(f"{'  recompute CPU (s): Python / PG':34} {cpu['python']:>6.2f} /"
           f" {cpu.get('postgres', float('nan')):.2f} (the two backends)")
     print(f"{'  rating visible, max':34} {results['rating_visible_max_ms']:>14,.1f}  ms")
-    print(f"{'  archive builds via RQ':34} {results['archive_builds_per_s_via_rq']:>14,.1f}"
-          "  builds/s (a request per match end, one drain job)")
+    print(f"{'  archive builds by the runner':34}"
+          f" {results['archive_builds_per_s_by_the_runner']:>14,.1f}"
+          "  builds/s (the projection catching up on the log)")
     print(f"{'  archive build, worker CPU':34} {results['archive_build_cpu_ms']:>14,.2f}  ms"
           f" (PostgreSQL backend: {results['archive_build_pg_cpu_ms'] or 0:,.2f} ms)")
     print(f"{'  one match per job body / RQ job':34}"

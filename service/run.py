@@ -1,10 +1,14 @@
 """`matcha run`: the whole service on one machine, in one command.
 
 Starts (or reuses, when DATABASE_URL / REDIS_URL are set) PostgreSQL and
-Redis, applies the migrations, then runs the API (uvicorn) and one RQ worker
-as child processes, and prints where to find them. Ctrl-C or SIGTERM stops
-everything it started, in reverse order: the worker and the API first (they
-use the servers), then Redis, then PostgreSQL.
+Redis, applies the migrations, then runs the API (uvicorn) and one worker
+as child processes, and prints where to find them. A child that exits is
+started again, with backoff (1 s, doubling to 30 s; back to 1 s once it has
+run for a minute), and nothing else is touched: the API never goes down
+because the worker did. Ctrl-C or SIGTERM stops everything it started within
+``STOP_DEADLINE_S``, in reverse order: the worker and the API first (they use
+the servers; each stops itself within its own 10 s, and is killed if not),
+then Redis, then PostgreSQL.
 
 Every child runs in its own process group, so a Ctrl-C typed in the terminal
 reaches only this process, which then decides the order; each child is also
@@ -37,6 +41,7 @@ from service.cli import COMMANDS
 from service.embedded import die_with_parent
 from service.errors import MatchaError
 from service.ops.logging import uvicorn_log_config
+from service.ops.stopping import DRAIN_S
 from service.settings import load_settings
 
 
@@ -52,12 +57,29 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     raise _Stop(signum)
 
 
+STOP_DEADLINE_S = 12.0
+"""Ctrl-C to everything stopped, at most: the children's share, then the servers'."""
+CHILDREN_STOP_S = 8.0
+"""The API and the worker each end within 10 s of SIGTERM by themselves (normally in
+one or two); past this share of the deadline the stragglers are killed."""
+RESTART_FIRST_S = 1.0
+RESTART_MAX_S = 30.0
+HEALTHY_AFTER_S = 60.0
+"""A child that ran this long before exiting is restarted at once, not after a backoff."""
+
+
 @dataclass
 class _Child:
     name: str
+    argv: list[str]
+    env: dict[str, str]
     proc: subprocess.Popen[bytes]
     stop_signal: int = signal.SIGTERM
-    grace_s: float = 20.0
+    started_at: float = field(default_factory=time.monotonic)
+    restarts: int = 0
+    backoff_s: float = 0.0
+    restart_at: float | None = None
+    """Set while the child is down and waiting for its restart."""
 
 
 @dataclass
@@ -68,21 +90,48 @@ class _Supervisor:
     servers: list[tuple[str, Any]] = field(default_factory=list)
 
     def spawn(self, name: str, argv: list[str], env: dict[str, str]) -> _Child:
-        proc = subprocess.Popen(
-            argv,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            process_group=0,
-            preexec_fn=die_with_parent(signal.SIGTERM),
-        )
-        child = _Child(name, proc)
+        child = _Child(name, argv, env, _popen(argv, env))
         self.children.append(child)
         return child
 
     def exited(self) -> _Child | None:
-        return next((c for c in self.children if c.proc.poll() is not None), None)
+        return next(
+            (c for c in self.children if c.restart_at is None and c.proc.poll() is not None), None
+        )
+
+    def tend(self) -> None:
+        """Schedule the restart of a child that exited; start those whose time came.
+
+        Backoff like a container runtime's: 1 s, doubling up to 30 s, while the
+        child keeps failing; a child that ran for a minute first is restarted at once.
+        """
+        now = time.monotonic()
+        for child in self.children:
+            if child.restart_at is None and child.proc.poll() is not None:
+                ran = now - child.started_at
+                if ran >= HEALTHY_AFTER_S:
+                    child.backoff_s = 0.0
+                else:
+                    child.backoff_s = min(RESTART_MAX_S, max(RESTART_FIRST_S, child.backoff_s * 2))
+                child.restart_at = now + child.backoff_s
+                click.echo(
+                    f"matcha run: the {child.name} exited with code {child.proc.returncode}"
+                    f" after {ran:.1f} s; starting it again in {child.backoff_s:.0f} s",
+                    err=True,
+                )
+            elif child.restart_at is not None and now >= child.restart_at:
+                child.proc = _popen(child.argv, child.env)
+                child.started_at, child.restart_at = now, None
+                child.restarts += 1
+                click.echo(
+                    f"matcha run: {child.name} started again (pid {child.proc.pid},"
+                    f" restart {child.restarts})",
+                    err=True,
+                )
 
     def stop_all(self) -> None:
+        deadline = time.monotonic() + STOP_DEADLINE_S
+        children_until = time.monotonic() + CHILDREN_STOP_S
         # Children first: each gets its graceful signal at once, then they are awaited together.
         for child in reversed(self.children):
             if child.proc.poll() is None:
@@ -91,17 +140,42 @@ class _Supervisor:
                     child.proc.send_signal(child.stop_signal)
         for child in reversed(self.children):
             try:
-                child.proc.wait(child.grace_s)
+                child.proc.wait(max(0.0, children_until - time.monotonic()))
             except subprocess.TimeoutExpired:
                 click.echo(f"matcha run: {child.name} did not stop in time; killing it", err=True)
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(child.proc.pid, signal.SIGKILL)
-                child.proc.wait()
+            # Its whole group: a job process it forked must not outlive it.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.proc.pid, signal.SIGKILL)
+            child.proc.wait()
         self.children.clear()
         for name, handle in reversed(self.servers):
             click.echo(f"matcha run: stopping {name}", err=True)
-            handle.stop()
+            _stop_server(handle, max(1.0, deadline - time.monotonic()))
         self.servers.clear()
+
+
+def _popen(argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        argv,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        process_group=0,
+        preexec_fn=die_with_parent(signal.SIGTERM),
+    )
+
+
+def _stop_server(handle: Any, timeout: float) -> None:
+    """An embedded server's clean stop (its own signal), killed if it takes too long."""
+    proc: subprocess.Popen[bytes] = handle.proc
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(handle.stop_signal)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _lock_data_dir(data_dir: Path) -> Any:
@@ -223,9 +297,9 @@ def run(host: str | None, port: int | None, data_dir: Path | None, worker: bool)
     reason = "stopped"
     try:
         _start(supervisor, settings, host, port, data_dir, worker)
-        while (gone := supervisor.exited()) is None:
+        while True:
+            supervisor.tend()
             time.sleep(0.3)
-        raise click.ClickException(f"the {gone.name} exited with code {gone.proc.returncode}")
     except _Stop as stop:
         reason = f"received {stop}"
     except click.ClickException as failure:
@@ -314,8 +388,10 @@ def _start(
             HTTP_PROTOCOL,
             "--ws-max-size",
             str(WS_MAX_MESSAGE_BYTES),
+            # open connections get this long after the live streams were told to end
+            # (service/ops/stopping.py bounds the whole stop to 10 s)
             "--timeout-graceful-shutdown",
-            "10",
+            str(int(DRAIN_S)),
         ],
         env,
     )

@@ -1,10 +1,13 @@
-"""RQ workers: projections of the event log that run outside the request path.
+"""Workers: projections of the event log that run outside the request path.
 
+* ``workers.projections``: the runners that follow the log (archives, ratings,
+  match summaries), each from its recorded position, woken by hints;
 * ``workers.ratings``: the ratings projection (Elo or Glicko-2, and seasons), the
   job ``update_ladder(ladder_id)``; ``workers.elo`` re-exports its Elo;
-* ``workers.replays``: match records and replay archives, ``build_archive(match_id)``;
-* ``workers.queue``: the queues, the API's after-commit hook, the catch-up;
+* ``workers.replays``: match records and replay archives (one module per idea);
+* ``workers.queue``: the operators' RQ queues and the API's hint hook;
+* ``workers.rq_worker``: an RQ worker that outlives its broker;
 * ``workers.cli`` / ``workers.export``: ``matcha worker`` and ``matcha export``.
 
-docs/ratings.md and docs/replays.md explain them.
+docs/ratings.md, docs/replays.md and docs/operations.md explain them.
 """

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 import msgspec
 import psycopg
-from tqdm import tqdm
+from tqdm import tqdm  # type: ignore[import-untyped]
 
 from service.cli_defaults import database_options, resolve_ladder
 from service.cli_defaults import database_url as local_or_given

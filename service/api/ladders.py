@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import get, post
+from litestar import Response, get, post
 from psycopg import AsyncConnection
 from psycopg.errors import UniqueViolation
 from psycopg.types.json import Jsonb
@@ -15,6 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from schemas.rules import DEFAULT_TERMS, MatchTerms
 from service.api.auth import Player
+from service.api.creates import IdempotencyKey, create_once, request_hash
 from service.api.deps import requires_role
 from service.errors import Conflict, NotFound, ValidationFailed
 from service.matches import new_id
@@ -148,10 +149,19 @@ async def is_member(conn: AsyncConnection, ladder_id: str, player_id: str) -> bo
     tags=["ladders"],
     guards=[requires_role("organiser")],
 )
-async def create_ladder(data: LadderBody, player: Player, pool: AsyncConnectionPool) -> Ladder:
-    """Create a ladder (organisers and admins)."""
+async def create_ladder(
+    data: LadderBody,
+    player: Player,
+    pool: AsyncConnectionPool,
+    idempotency_key: IdempotencyKey = None,
+) -> Response[Ladder]:
+    """Create a ladder (organisers and admins).
+
+    With an ``Idempotency-Key``, a resend makes no second ladder: it gets the first answer.
+    """
     rating = rating_settings(data.rating_system, data.rating)
-    async with pool.connection() as conn:
+
+    async def create(conn: AsyncConnection) -> tuple[str, Ladder]:
         try:
             cur = await conn.execute(
                 f"""INSERT INTO ladders (id, name, ruleset, rating, spectator_delay_s,
@@ -171,8 +181,18 @@ async def create_ladder(data: LadderBody, player: Player, pool: AsyncConnectionP
         except UniqueViolation as exc:
             raise Conflict(f"A ladder named {data.name!r} exists.", code="name_taken") from exc
         row = await cur.fetchone()
-    assert row is not None
-    return _ladder(row)
+        assert row is not None
+        ladder = _ladder(row)
+        return ladder.id, ladder
+
+    return await create_once(
+        pool,
+        actor=player.id,
+        key=idempotency_key,
+        kind="ladder",
+        request=request_hash("ladder", data),
+        create=create,
+    )
 
 
 @get("/api/ladders", operation_id="listLadders", tags=["ladders"], security=[])

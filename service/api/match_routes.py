@@ -294,7 +294,7 @@ def _summary(row: tuple[Any, ...]) -> MatchSummary:
         players=(row[3], row[4]),
         status=row[5],
         hand=row[6],
-        tokens=tuple(row[7]),  # type: ignore[arg-type]
+        tokens=tuple(row[7]),
         winner=row[8],
         end_reason=row[9],
         version=row[10],

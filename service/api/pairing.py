@@ -7,12 +7,13 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import delete, get, post
+from litestar import Response, delete, get, post
 from litestar.params import QueryParameter
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from service.api.auth import Player
+from service.api.creates import IdempotencyKey, create_once, match_create_key, request_hash
 from service.api.deps import requires_role
 from service.api.ladder_ratings import rating_of
 from service.api.ladders import is_member, ladder_by_id, terms_of
@@ -77,9 +78,17 @@ def _challenge(row: tuple[Any, ...]) -> Challenge:
     guards=[requires_role("organiser")],
 )
 async def pair_players(
-    ladder_id: str, data: PairBody, pool: AsyncConnectionPool, matches: MatchCore
+    ladder_id: str,
+    data: PairBody,
+    player: Player,
+    pool: AsyncConnectionPool,
+    matches: MatchCore,
+    idempotency_key: IdempotencyKey = None,
 ) -> StartedMatch:
-    """An organiser pairs two members of the ladder; the match starts at once."""
+    """An organiser pairs two members of the ladder; the match starts at once.
+
+    With an ``Idempotency-Key``, a resend creates no second match: it gets the first answer.
+    """
     a, b = data.players
     if a == b:
         raise ValidationFailed("A match needs two different players.")
@@ -91,7 +100,13 @@ async def pair_players(
                     f"Player {player_id} is not a member of this ladder.", code="not_a_member"
                 )
     return await matches.start(
-        players=(a, b), ruleset=ladder.ruleset, ladder_id=ladder_id, terms=terms_of(ladder)
+        players=(a, b),
+        ruleset=ladder.ruleset,
+        ladder_id=ladder_id,
+        terms=terms_of(ladder),
+        idempotency_key=None
+        if idempotency_key is None
+        else match_create_key(player.id, idempotency_key),
     )
 
 
@@ -101,25 +116,47 @@ async def pair_players(
     tags=["challenges"],
 )
 async def challenge(
-    ladder_id: str, data: ChallengeBody, player: Player, pool: AsyncConnectionPool
-) -> Challenge:
-    """Challenge another member of the ladder; they accept or decline."""
+    ladder_id: str,
+    data: ChallengeBody,
+    player: Player,
+    pool: AsyncConnectionPool,
+    idempotency_key: IdempotencyKey = None,
+) -> Response[Challenge]:
+    """Challenge another member of the ladder; they accept or decline.
+
+    With an ``Idempotency-Key``, a resend makes no second challenge: it gets the first answer.
+    """
     if data.opponent == player.id:
         raise ValidationFailed("You cannot challenge yourself.")
-    async with pool.connection() as conn:
-        await ladder_by_id(conn, ladder_id)
-        if not await is_member(conn, ladder_id, player.id):
-            raise Forbidden("Join the ladder before challenging on it.")
-        if not await is_member(conn, ladder_id, data.opponent):
-            raise ValidationFailed(
-                "The opponent is not a member of this ladder.", code="not_a_member"
-            )
-        cur = await conn.execute(
-            f"INSERT INTO challenges (id, ladder_id, challenger, opponent)"
-            f" VALUES (%s, %s, %s, %s) RETURNING {_CHALLENGE_COLUMNS}",
-            (new_id(), ladder_id, player.id, data.opponent),
-        )
-        row = await cur.fetchone()
+
+    async def create(conn: AsyncConnection) -> tuple[str, Challenge]:
+        made = await _challenge_in(conn, ladder_id, data, player)
+        return made.id, made
+
+    return await create_once(
+        pool,
+        actor=player.id,
+        key=idempotency_key,
+        kind="challenge",
+        request=request_hash("challenge", ladder_id, data),
+        create=create,
+    )
+
+
+async def _challenge_in(
+    conn: AsyncConnection, ladder_id: str, data: ChallengeBody, player: Player
+) -> Challenge:
+    await ladder_by_id(conn, ladder_id)
+    if not await is_member(conn, ladder_id, player.id):
+        raise Forbidden("Join the ladder before challenging on it.")
+    if not await is_member(conn, ladder_id, data.opponent):
+        raise ValidationFailed("The opponent is not a member of this ladder.", code="not_a_member")
+    cur = await conn.execute(
+        f"INSERT INTO challenges (id, ladder_id, challenger, opponent)"
+        f" VALUES (%s, %s, %s, %s) RETURNING {_CHALLENGE_COLUMNS}",
+        (new_id(), ladder_id, player.id, data.opponent),
+    )
+    row = await cur.fetchone()
     assert row is not None
     return _challenge(row)
 

@@ -1,9 +1,11 @@
 """Replays over HTTP: a finished match's archive, its frames, its portable
 record, and checking an imported record.
 
-Archives are built by the replays worker (workers/replays.py); a request that
-finds none, or one older than the log (a dispute filed after the end, an
-annulment), builds it on the spot and stores it. Everything a viewer sees
+Archives are built by the archives projection of the workers
+(workers/projections/archives.py); a request that finds none, or one older than
+the log (a dispute filed after the end, an annulment, before the projection
+caught up), builds it on the spot and stores it, with the workers' own loader
+and upsert (workers/replays/store.py). Everything a viewer sees
 comes from the engine's ``view``/``redact``: the public frames for anyone,
 the omniscient frames for admins only. Ratings before and after the match are
 read from the ratings projection at request time (they change when an earlier
@@ -12,7 +14,6 @@ match is annulled, so the stored archive does not hold them).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections import OrderedDict
 from typing import Annotated, Any, Literal
@@ -21,10 +22,9 @@ import msgspec
 from anyio import to_thread
 from litestar import Request, Response, get, post
 from litestar.params import QueryParameter
-from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from schemas.events import DisputeFiled, MatchCreated, decode_event
+from schemas.events import DisputeFiled, MatchCreated
 from schemas.rules import MatchTerms
 from schemas.views import EventView, MatchView, Viewer
 from service.api.auth import Player
@@ -34,21 +34,17 @@ from service.engine.redact import sight
 from service.errors import MatchaError, NotFound
 from service.matches import MatchFacts, check_record_export, replay_viewer
 from workers.replays import (
-    ARCHIVE_FORMAT,
-    RATINGS_OF_MATCH,
-    BuiltArchive,
     Headers,
     MatchRecord,
     RecordCheck,
     ReplayArchive,
-    add_ratings,
-    build_frames,
-    build_record,
+    build_now_async,
     check_record,
+    current_archive_async,
     decode_archive,
     decode_record,
-    pack,
     record_of_events,
+    with_ratings_async,
 )
 
 log = logging.getLogger("matcha.api.replays")
@@ -96,102 +92,16 @@ class _Cached(msgspec.Struct, frozen=True, kw_only=True):
 _cache: OrderedDict[str, _Cached] = OrderedDict()
 
 
-async def _rows(conn: AsyncConnection, match_id: str) -> list[tuple[Any, ...]]:
-    cur = await conn.execute(
-        "SELECT position, version, type, data::text, actor, recorded_at, prev_hash, hash"
-        " FROM events WHERE match_id = %s ORDER BY version",
-        (match_id,),
-    )
-    return [
-        (p, v, t, decode_event(d), a, at, bytes(ph), bytes(h))
-        for p, v, t, d, a, at, ph, h in await cur.fetchall()
-    ]
-
-
-async def _build(conn: AsyncConnection, match_id: str) -> BuiltArchive:
-    """Build the archive from the log now (404 while the match is being played)."""
-    rows = await _rows(conn, match_id)
-    if not rows:
-        raise NotFound("No match has this id.")
-    if not any(r[2] in ("match_ended", "match_annulled") for r in rows):
-        raise NotFound(
-            "The match is not finished: its replay exists once it ends.", code="match_not_finished"
-        )
-    created = rows[0][3]
-    assert isinstance(created, MatchCreated)
-    cur = await conn.execute(
-        "SELECT id, name FROM players WHERE id = ANY(%s)", (list(created.players),)
-    )
-    names: dict[str, str] = dict(await cur.fetchall())
-    ladder_name, hide = None, False
-    if created.ladder_id is not None:
-        cur = await conn.execute(
-            "SELECT name, hide_hands_in_replay FROM ladders WHERE id = %s", (created.ladder_id,)
-        )
-        found = await cur.fetchone()
-        if found is not None:
-            ladder_name, hide = found[0], bool(found[1])
-
-    def work() -> tuple[bytes, int]:
-        record, states = build_record(
-            match_id, rows, names=names, ladder_name=ladder_name, hide_hands_in_replay=hide
-        )
-        return pack(record, build_frames(record, states))
-
-    data, raw_size = await to_thread.run_sync(work)
-    built = BuiltArchive(
-        match_id=match_id,
-        data=data,
-        sha256=hashlib.sha256(data).digest(),
-        raw_size=raw_size,
-        events=len(rows),
-        final_hash=rows[-1][7],
-        position=rows[-1][0],
-    )
-    await conn.execute(
-        """INSERT INTO replay_archives (match_id, format, archive, sha256, raw_size, events,
-                                        final_hash, built_at_position)
-           VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-           ON CONFLICT (match_id) DO UPDATE SET
-               format = excluded.format, archive = excluded.archive, sha256 = excluded.sha256,
-               raw_size = excluded.raw_size, events = excluded.events,
-               final_hash = excluded.final_hash,
-               built_at_position = excluded.built_at_position, built_at = now()
-           WHERE replay_archives.built_at_position < excluded.built_at_position""",
-        (
-            match_id,
-            ARCHIVE_FORMAT,
-            data,
-            built.sha256,
-            raw_size,
-            built.events,
-            built.final_hash,
-            built.position,
-        ),
-    )
-    return built
-
-
 async def load_archive(pool: AsyncConnectionPool, match_id: str) -> _Cached:
-    """The match's current archive: stored if it matches the log's head, else built now."""
+    """The match's current archive: stored if it is the log's as it stands, else
+    built now and stored (``workers.replays.store``: the worker's loader and upsert)."""
     async with pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT hash FROM events WHERE match_id = %s ORDER BY version DESC LIMIT 1",
-            (match_id,),
-        )
-        head = await cur.fetchone()
-        if head is None:
-            raise NotFound("No match has this id.")
-        cur = await conn.execute(
-            "SELECT archive, sha256, final_hash FROM replay_archives WHERE match_id = %s",
-            (match_id,),
-        )
-        stored = await cur.fetchone()
-        if stored is not None and bytes(stored[2]) == bytes(head[0]):
-            data, digest = bytes(stored[0]), bytes(stored[1])
-        else:
-            built = await _build(conn, match_id)
+        current = await current_archive_async(conn, match_id)
+        if current is None:
+            built = await build_now_async(conn, match_id)
             data, digest = built.data, built.sha256
+        else:
+            data, digest = current
     cached = _cache.get(match_id)
     if cached is not None and cached.sha256 == digest:
         _cache.move_to_end(match_id)
@@ -202,16 +112,6 @@ async def load_archive(pool: AsyncConnectionPool, match_id: str) -> _Cached:
     while len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
     return cached
-
-
-async def with_ratings(conn: AsyncConnection, headers: Headers) -> Headers:
-    """The headers with each player's rating before and after this match, where known."""
-    if headers.ladder_id is None or headers.annulled:
-        return headers
-    cur = await conn.execute(
-        RATINGS_OF_MATCH, (headers.ladder_id, [p.id for p in headers.players], headers.match_id)
-    )
-    return add_ratings(headers, await cur.fetchall())
 
 
 def record_facts(record: MatchRecord) -> MatchFacts:
@@ -246,10 +146,10 @@ async def get_replay(match_id: str, pool: AsyncConnectionPool, viewer: Player | 
     cached = await load_archive(pool, match_id)
     archive = cached.archive
     facts = record_facts(archive.record)
-    who = "omniscient" if viewer is not None and viewer.has("admin") else "spectator"
+    who: Viewer = "omniscient" if viewer is not None and viewer.has("admin") else "spectator"
     async with pool.connection() as conn:
         headers = shown_headers(
-            await with_ratings(conn, archive.record.headers), facts, who
+            await with_ratings_async(conn, archive.record.headers), facts, who
         )
     return Replay(
         format=archive.format,
@@ -352,7 +252,7 @@ async def export_record(
     if withheld is not None:
         record = await to_thread.run_sync(_record_before, record, withheld)
     async with pool.connection() as conn:
-        headers = await with_ratings(conn, record.headers)
+        headers = await with_ratings_async(conn, record.headers)
     headers_out = {} if withheld is None else {"Matcha-Record-Withheld-From": str(withheld)}
     receipt, proof = found.receipt, found.checkpoint
     if withheld is not None:

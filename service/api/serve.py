@@ -11,6 +11,7 @@ import click
 import uvicorn
 
 from service.api.http_protocol import PROTOCOL
+from service.ops.stopping import DRAIN_S
 from service.settings import Settings, load_settings
 
 WS_MAX_MESSAGE_BYTES = 4096
@@ -19,14 +20,8 @@ token. uvicorn's default (16 MB) would let each socket make the server buffer th
 much; a bigger message closes the socket with 1009."""
 
 
-GRACEFUL_SHUTDOWN_S = 5
-"""After SIGTERM, how long open connections (live streams) may take to finish
-before they are closed; the app's own closing steps are bounded too
-(service/api/shutdown.py)."""
-
-
 def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> None:
-    """Serve ``create_app`` until interrupted.
+    """Serve ``create_app`` until interrupted (SIGTERM: stopped within 10 s).
 
     With several workers uvicorn starts separate processes that each call the
     factory, so they read the settings from the environment: the database and
@@ -46,8 +41,10 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
         "ws_max_size": WS_MAX_MESSAGE_BYTES,
         "access_log": False,
         "log_level": "info",
-        # Open live streams would hold a SIGTERM for ever: they get this long to end.
-        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
+        # On SIGTERM the live streams end at once (service/ops/stopping.py); a client
+        # that never takes its close is waited for this long, and the whole stop is
+        # bounded to 10 s by the stop's watchdog.
+        "timeout_graceful_shutdown": int(DRAIN_S),
     }
     if workers > 1:
         uvicorn.run("service.api.app:create_app", factory=True, workers=workers, **options)

@@ -157,6 +157,10 @@ class Hub:
         self.connected = asyncio.Event()
         """Set while the Redis subscription is up."""
         self.process_id = uuid.uuid4().hex[:8]
+        self.stopping = False
+        """Set by ``close_all``: every local stream ends (the process is stopping)."""
+        self.stopped = asyncio.Event()
+        """The same, for a stream that must wait on something else meanwhile."""
 
     # ---- lifecycle ----------------------------------------------------------
 
@@ -191,6 +195,18 @@ class Hub:
                         )
                 await pipe.execute()
         await self.redis.aclose()
+
+    def close_all(self) -> None:
+        """The process is stopping: every local stream ends now and says how to resume.
+
+        Each connection is woken with a tick; its sender sees ``stopping`` before
+        it takes anything and closes (WebSocket 1012, SSE a last message with a
+        retry hint; ``service.live.routes``). Streams opened from now on end at once.
+        Runs on the event loop (``service.ops.stopping`` schedules it there).
+        """
+        self.stopping = True
+        self.stopped.set()
+        self.tick()
 
     # ---- local subscriptions -----------------------------------------------
 

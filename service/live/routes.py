@@ -28,7 +28,7 @@ from service.live.config import LiveSettings
 from service.live.hub import Hub
 from service.live.publish import Publisher
 from service.live.render import FrameCache
-from service.live.stream import Frame, Lagging, LobbyStream, ViewerStream, lobby_frames
+from service.live.stream import Frame, Lagging, LobbyStream, ViewerStream
 from service.live.wire import (
     CLOSE_BAD_REQUEST,
     CLOSE_GOING_AWAY,
@@ -38,8 +38,18 @@ from service.live.wire import (
     CLOSE_UNAUTHORIZED,
     hello_decoder,
 )
+from service.ops.stopping import process_stop
 
 log = logging.getLogger("matcha.live")
+
+CLOSE_SERVICE_RESTART = 1012
+"""The server is stopping (SIGTERM, a rolling deploy): reconnect, to another one."""
+RESTART_RETRY_MS = 1000
+"""The retry hint of a Server-Sent Events stream the server ends because it stops."""
+
+
+class _Stopping(Exception):
+    """The process is stopping (``Hub.close_all``): the stream ends with a resume hint."""
 
 
 class LiveRuntime:
@@ -51,9 +61,26 @@ class LiveRuntime:
         self.frames = frames
         self.open = 0
         """Live connections this process serves now (``holding``)."""
+        self._unregister_stop: Callable[[], None] = lambda: None
+        self._unregister_count: Callable[[], None] = lambda: None
+
+    def close_on_stop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """When the process is asked to stop, end every stream at once (on ``loop``)."""
+
+        def schedule() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                loop.call_soon_threadsafe(self.hub.close_all)
+
+        self._unregister_stop = process_stop.on_stop(schedule)
+        self._unregister_count = process_stop.count_open(lambda: self.open)
 
     def check_room(self) -> None:
-        """Raise ``Unavailable`` when this process holds ``max_connections`` already."""
+        """Raise ``Unavailable`` when this process is stopping or holds
+        ``max_connections`` already."""
+        if self.hub.stopping:
+            raise Unavailable(
+                "This server is restarting; connect again in a moment.", code="server_restarting"
+            )
         if self.open >= self.hub.settings.max_connections:
             metrics.refused_full.inc()
             raise Unavailable(
@@ -74,6 +101,9 @@ class LiveRuntime:
             metrics.connections.dec()
 
     async def stop(self) -> None:
+        self._unregister_stop()
+        self._unregister_count()
+        self.hub.close_all()
         if self.publisher is not None:
             await self.publisher.drain()
         await self.hub.stop()
@@ -103,6 +133,7 @@ async def start_live(app: Litestar) -> None:
         publisher = Publisher(app.state.redis, settings.redis.prefix, load_log=load_log)
         app.state.matches.after_commit.append(publisher)
     runtime = LiveRuntime(hub, publisher, FrameCache())
+    runtime.close_on_stop(asyncio.get_running_loop())
     app.state.live = runtime
 
 
@@ -178,24 +209,54 @@ class _Source(Protocol):
     def close(self) -> None: ...
 
 
-async def _send_frames(
-    socket: WebSocket[Any, Any, Any], source: _Source, sending: _Sending
-) -> None:
-    """The hot path: per frame, one ASGI send of the shared text and nothing else.
+async def _next_or_stop(hub: Hub, next_frames: Callable[[], Awaitable[list[Frame]]]) -> list[Frame]:
+    """``next_frames()``, unless the process stops first (then ``_Stopping``).
 
-    A wake-up takes every frame that is due at once (one task step, not one per
-    frame, and no coroutine of the stream's own unless it must read the store).
+    Only the slow path (a start, a read from the store) races the stop: the hot
+    path checks ``hub.stopping`` after each wake-up, which ``close_all`` causes.
     """
+    if hub.stopping:
+        raise _Stopping
+    reading = asyncio.ensure_future(next_frames())
+    stopped = asyncio.ensure_future(hub.stopped.wait())
+    try:
+        await asyncio.wait({reading, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    if not reading.done():
+        reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await reading
+        raise _Stopping
+    return reading.result()
+
+
+async def _due_frames(hub: Hub, source: _Source) -> list[Frame]:
+    """The next frames to send (never none); ``_Stopping`` once the process stops.
+
+    The hot path: a wake-up takes every frame that is due at once (one task step,
+    not one per frame, and no coroutine of the stream's own unless it must read
+    the store).
+    """
+    while True:
+        if hub.stopping:
+            raise _Stopping
+        frames = source.take()
+        if frames is None:
+            return await _next_or_stop(hub, source.next_frames)
+        if frames:
+            return frames
+        await source.wakeup()
+
+
+async def _send_frames(
+    socket: WebSocket[Any, Any, Any], hub: Hub, source: _Source, sending: _Sending
+) -> None:
+    """The hot path: per frame, one ASGI send of the shared text and nothing else."""
     send: Callable[[Any], Awaitable[None]] = socket.send
-    take, wakeup, next_frames = source.take, source.wakeup, source.next_frames
     clock = asyncio.get_running_loop().time
     while True:
-        frames = take()
-        if frames is None:
-            frames = await next_frames()
-        elif not frames:
-            await wakeup()
-            continue
+        frames = await _due_frames(hub, source)
         sending.since = clock()  # a batch is due at once: the watchdog times it as one
         for frame in frames:
             await send({"type": "websocket.send", "text": frame.data})
@@ -215,11 +276,11 @@ async def _watchdog(sending: _Sending, timeout_s: float) -> None:
 
 
 async def _serve_socket(
-    socket: WebSocket[Any, Any, Any], source: _Source, timeout_s: float
+    socket: WebSocket[Any, Any, Any], hub: Hub, source: _Source, timeout_s: float
 ) -> tuple[int, str]:
     """Send frames until the client leaves or the stream ends; the close code and reason."""
     sending = _Sending()
-    sender = asyncio.create_task(_send_frames(socket, source, sending))
+    sender = asyncio.create_task(_send_frames(socket, hub, source, sending))
     tasks = {
         sender,
         asyncio.create_task(_drain_incoming(socket)),
@@ -236,6 +297,8 @@ async def _serve_socket(
         source.close()
     for task in done:
         error = None if task.cancelled() else task.exception()
+        if isinstance(error, _Stopping):
+            return CLOSE_SERVICE_RESTART, _resume_hint("server restarting: reconnect", source)
         if isinstance(error, Lagging):
             return CLOSE_LAGGING, f"since={error.last_version}"
         if isinstance(error, TimeoutError):
@@ -247,6 +310,12 @@ async def _serve_socket(
             log.error("live stream failed", exc_info=error)
             return 1011, "internal error: reconnect with since"
     return 1000, ""
+
+
+def _resume_hint(text: str, source: object) -> str:
+    """``text``, plus where a match stream resumes (``since``; a lobby has none)."""
+    sent = getattr(source, "sent", None)
+    return text if sent is None else f"{text} with since={sent}"
 
 
 @websocket("/api/matches/{match_id:str}/ws", name="live_match_ws")
@@ -264,8 +333,9 @@ async def _refused_when_full(socket: WebSocket[Any, Any, Any], runtime: LiveRunt
     """Close an accepted socket with 1013 when this process serves its maximum."""
     try:
         runtime.check_room()
-    except Unavailable as full:
-        await _close(socket, CLOSE_TRY_AGAIN_LATER, full.detail[:120])
+    except Unavailable as refused:
+        code = CLOSE_SERVICE_RESTART if runtime.hub.stopping else CLOSE_TRY_AGAIN_LATER
+        await _close(socket, code, refused.detail[:120])
         return True
     return False
 
@@ -293,7 +363,9 @@ async def _serve_match_socket(
     conn_id = runtime.hub.join(match_id, access.role)
     try:
         stream = _open_stream(runtime, access, since)
-        code, reason = await _serve_socket(socket, stream, runtime.hub.settings.send_timeout_s)
+        code, reason = await _serve_socket(
+            socket, runtime.hub, stream, runtime.hub.settings.send_timeout_s
+        )
     finally:
         runtime.hub.leave(match_id, conn_id)
     await _close(socket, code, reason)
@@ -308,7 +380,7 @@ async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
         return
     with runtime.holding():
         code, reason = await _serve_socket(
-            socket, LobbyStream(runtime.hub), runtime.hub.settings.send_timeout_s
+            socket, runtime.hub, LobbyStream(runtime.hub), runtime.hub.settings.send_timeout_s
         )
     await _close(socket, code, reason)
 
@@ -316,25 +388,40 @@ async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
 # ---- Server-Sent Events ----------------------------------------------------------
 
 
+def _restart_message(source: object) -> ServerSentEventMessage:
+    """The last message of a stream the server ends because it stops: EventSource
+    reconnects after ``retry`` ms, with ``Last-Event-ID`` (a match) where it was."""
+    sent = getattr(source, "sent", None)
+    # never empty: an EventSource drops a message without data (its retry still counts)
+    return ServerSentEventMessage(
+        data="reconnect" if sent is None else f"since={sent}",
+        event="restart",
+        retry=RESTART_RETRY_MS,
+    )
+
+
 async def _sse_events(
     runtime: LiveRuntime, access: Access, since: int
 ) -> AsyncIterator[ServerSentEventMessage]:
     conn_id = runtime.hub.join(access.match_id, access.role)
-    frames = _open_stream(runtime, access, since).frames()
+    stream = _open_stream(runtime, access, since)
     try:
         with runtime.holding():
-            async for frame in frames:
-                if frame.version is not None:
-                    yield ServerSentEventMessage(data=frame.data, id=frame.version)
-                elif frame.data.startswith('{"kind":"ping"'):
-                    yield ServerSentEventMessage(data=frame.data, event="ping")
-                else:
-                    yield ServerSentEventMessage(data=frame.data, event="presence")
+            while True:
+                for frame in await _due_frames(runtime.hub, stream):
+                    if frame.version is not None:
+                        yield ServerSentEventMessage(data=frame.data, id=frame.version)
+                    elif frame.data.startswith('{"kind":"ping"'):
+                        yield ServerSentEventMessage(data=frame.data, event="ping")
+                    else:
+                        yield ServerSentEventMessage(data=frame.data, event="presence")
     except Lagging as lag:
         # EventSource reconnects by itself with Last-Event-ID: exactly a resume.
         yield ServerSentEventMessage(data=f"since={lag.last_version}", event="lagging")
+    except _Stopping:
+        yield _restart_message(stream)
     finally:
-        await frames.aclose()
+        stream.close()
         runtime.hub.leave(access.match_id, conn_id)
 
 
@@ -365,12 +452,19 @@ async def match_stream(request: Request[Any, Any, Any], match_id: str) -> Server
 
 
 async def _sse_lobby(runtime: LiveRuntime) -> AsyncIterator[ServerSentEventMessage]:
-    with runtime.holding():
-        async for data in lobby_frames(runtime.hub):
-            if data.startswith('{"kind":"ping"'):
-                yield ServerSentEventMessage(data=data, event="ping")
-            else:
-                yield ServerSentEventMessage(data=data, event="lobby")
+    stream = LobbyStream(runtime.hub)
+    try:
+        with runtime.holding():
+            while True:
+                for frame in await _due_frames(runtime.hub, stream):
+                    if frame.data.startswith('{"kind":"ping"'):
+                        yield ServerSentEventMessage(data=frame.data, event="ping")
+                    else:
+                        yield ServerSentEventMessage(data=frame.data, event="lobby")
+    except _Stopping:
+        yield _restart_message(stream)
+    finally:
+        stream.close()
 
 
 @get(

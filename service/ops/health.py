@@ -22,6 +22,7 @@ from litestar.params import QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 
 from service.ops import metrics
+from service.ops.stopping import process_stop
 
 CHECK_TIMEOUT_S = 2.0
 
@@ -101,7 +102,10 @@ async def readyz(
     )
     tolerated = {name.strip() for name in optional.split(",") if name.strip()}
     failed = [name for name, r in results.items() if not r["ok"] and name not in tolerated]
-    body = {"status": "unavailable" if failed else "ready", "failed": failed, "checks": results}
+    status = "unavailable" if failed else "ready"
+    if process_stop.requested:  # stopping: no balancer should send anything new here
+        failed, status = [*failed, "stopping"], "stopping"
+    body = {"status": status, "failed": failed, "checks": results}
     return Response(
         body,
         status_code=HTTP_503_SERVICE_UNAVAILABLE if failed else HTTP_200_OK,
@@ -126,11 +130,14 @@ _METRICS_TYPE = "; ".join(
 def prometheus_metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = request.app.state
     settings = state.settings
-    collector = getattr(state, "queue_depth_collector", None)
-    if collector is None:
-        collector = metrics.QueueDepthCollector(settings.redis.url, settings.redis.prefix)
-        state.queue_depth_collector = collector
-    return Response(metrics.render([collector]), media_type=_METRICS_TYPE)
+    collectors = getattr(state, "ops_collectors", None)
+    if collectors is None:
+        collectors = [
+            metrics.QueueDepthCollector(settings.redis.url, settings.redis.prefix),
+            metrics.ProjectionLagCollector(settings.database.url),
+        ]
+        state.ops_collectors = collectors
+    return Response(metrics.render(collectors), media_type=_METRICS_TYPE)
 
 
 ops_router = Router(

@@ -132,8 +132,7 @@ def track_live_connection() -> Iterator[None]:
 
 
 class QueueDepthCollector(Collector):
-    """`matcha_queue_depth{queue}`: jobs waiting in each RQ queue, and the archive
-    backlog (`<prefix>-replays:pending`), read at scrape time."""
+    """`matcha_queue_depth{queue}`: jobs waiting in each RQ queue, read at scrape time."""
 
     def __init__(self, redis_url: str, prefix: str = "", timeout_s: float = 0.5) -> None:
         self.redis_url = redis_url
@@ -143,8 +142,7 @@ class QueueDepthCollector(Collector):
     def collect(self) -> Iterable[GaugeMetricFamily]:
         depth = GaugeMetricFamily(
             "matcha_queue_depth",
-            "Work waiting: jobs in each RQ queue, and ended matches whose archive is "
-            "not yet built (<prefix>-replays:pending).",
+            "Jobs waiting in each RQ queue of this deployment.",
             labels=["queue"],
         )
         up = GaugeMetricFamily("matcha_queue_redis_up", "1 when Redis answered this scrape.")
@@ -164,8 +162,6 @@ class QueueDepthCollector(Collector):
         from redis import Redis
         from rq import Queue
 
-        from workers.queue import pending_key
-
         conn = Redis.from_url(
             self.redis_url, socket_timeout=self.timeout_s, socket_connect_timeout=self.timeout_s
         )
@@ -173,14 +169,50 @@ class QueueDepthCollector(Collector):
             queues = Queue.all(connection=conn)
             # workers.queue names them `<prefix>-ratings`, `<prefix>-replays`
             mine = [q for q in queues if not self.prefix or q.name.startswith(f"{self.prefix}-")]
-            depths = [(q.name, q.count) for q in mine]
-            # Ended matches wait for their archive in a set, not as jobs (one drain job
-            # builds them in batches): that set is the replay backlog to scale on.
-            pending = pending_key(self.prefix or None)
-            depths.append((pending, int(conn.scard(pending))))
-            return sorted(depths)
+            return sorted((q.name, q.count) for q in mine)
         finally:
             conn.close()
+
+
+class ProjectionLagCollector(Collector):
+    """`matcha_projection_lag_positions{projection}`: how far each projection runner
+    of the workers is behind the end of the log (global positions between the last
+    one handed out and the last one it applied), read from PostgreSQL at scrape time.
+    It stays near 0 while the workers keep up; growing, it says they do not (or
+    that none runs)."""
+
+    def __init__(self, database_url: str, timeout_s: float = 1.0) -> None:
+        self.database_url = database_url
+        self.timeout_s = timeout_s
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        if not self.database_url:
+            return
+        lag = GaugeMetricFamily(
+            "matcha_projection_lag_positions",
+            "Log positions the projection runner has not applied yet.",
+            labels=["projection"],
+        )
+        try:
+            for name, behind in self._lags():
+                lag.add_metric([name], behind)
+        except Exception as exc:  # a scrape must never fail because the database is away
+            log.warning("projection lag unavailable: %s", exc)
+            return
+        yield lag
+
+    def _lags(self) -> list[tuple[str, int]]:
+        import psycopg
+
+        with psycopg.connect(
+            self.database_url, autocommit=True, connect_timeout=max(1, int(self.timeout_s))
+        ) as conn:
+            rows = conn.execute(
+                "SELECT p.name, greatest(0, (SELECT CASE WHEN is_called THEN last_value ELSE 0"
+                " END FROM events_position_seq) - p.position) FROM projection_positions p"
+                " ORDER BY p.name"
+            ).fetchall()
+        return [(str(name), int(behind)) for name, behind in rows]
 
 
 def multiprocess_dir() -> str:

@@ -75,10 +75,9 @@ async def _read_all(driver: Driver, table: Table, version: int, *, over: bool) -
             r = await driver.http.get(path, headers=headers)
             assert r.status_code < 500, r.text
             table.seen.append((caller, path, version, r.text))
-        # A refusal's words must not name a card either: play a card nobody holds twice.
-        r = await driver.http.post(
-            f"/api/matches/{mid}/play", json={"card": "Z1", "target": "number"}, headers=headers
-        )
+        # A refusal's words must not name a card either (a stale version: always refused).
+        stale = {"card": "Z1", "target": "number", "expected_version": 1}
+        r = await driver.http.post(f"/api/matches/{mid}/play", json=stale, headers=headers)
         assert r.status_code in (401, 403, 409, 422), r.text
         table.seen.append((caller, "refusal", version, r.text))
     audit = await driver.http.get(

@@ -133,7 +133,9 @@ class _SentFrames:
     def __init__(self, stream: ViewerStream) -> None:
         self.stream = stream
         self.sent: asyncio.Queue[Frame] = asyncio.Queue()
-        self.task = asyncio.create_task(_send_frames(self, stream, _Sending()))  # type: ignore[arg-type]
+        self.task = asyncio.create_task(
+            _send_frames(self, stream.hub, stream, _Sending())  # type: ignore[arg-type]
+        )
 
     async def send(self, message: dict[str, Any]) -> None:
         frame = json.loads(message["text"])

@@ -218,6 +218,22 @@ def test_the_proxy_limits_each_client_address_and_answers_in_problem_json() -> N
     assert int(annotations["nginx.ingress.kubernetes.io/limit-connections"]) > 0
 
 
+def test_kubernetes_waits_long_enough_for_the_stop_contract_and_never_kills_first() -> None:
+    from service.ops.stopping import STOP_DEADLINE_S
+
+    api = _kind("Deployment", "matcha-api")["spec"]["template"]["spec"]
+    pre_stop = api["containers"][0]["lifecycle"]["preStop"]["exec"]["command"]
+    assert pre_stop[0] == "sleep"
+    # the kubelet sends SIGKILL after the grace period, counted from the preStop hook
+    assert api["terminationGracePeriodSeconds"] > float(pre_stop[1]) + STOP_DEADLINE_S
+    worker = _kind("Deployment", "matcha-worker")["spec"]["template"]["spec"]
+    assert "lifecycle" not in worker["containers"][0]
+    assert worker["terminationGracePeriodSeconds"] > STOP_DEADLINE_S
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
+    for name in ("api", "worker"):
+        assert float(compose[name]["stop_grace_period"].rstrip("s")) > STOP_DEADLINE_S
+
+
 def test_only_the_api_mounts_the_signing_key_read_only_and_every_pod_the_public_keys() -> None:
     config = _kind("ConfigMap", "matcha-config")["data"]
     key_file = config["MATCHA_SIGNING_KEY_FILE"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -14,9 +15,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis import Redis
 from rq import Queue
 
+from schemas.events import MatchCreated, MatchEnded
+from schemas.rules import STANDARD
 from service.embedded import free_port
 from service.ops import metrics
-from workers.queue import pending_key
+from service.store import EventStore
 
 from .ops_harness import ops_app
 
@@ -93,20 +96,45 @@ async def test_queue_depth_is_read_from_redis_for_this_prefix_only(
             for (name, labels) in _samples(text)
             if name == "matcha_queue_depth"
         )
-        # Ended matches waiting for their archive are a set, not jobs: counted too.
-        conn.sadd(pending_key(redis_prefix), "m-1", "m-2")
-        text = await _scrape((pg_server_url, redis_server_url, redis_prefix))
-        assert _value(text, "matcha_queue_depth", queue=pending_key(redis_prefix)) == 2
         mine.empty()
-        conn.delete(pending_key(redis_prefix))
         text = await _scrape((pg_server_url, redis_server_url, redis_prefix))
         assert _value(text, "matcha_queue_depth", queue=f"{redis_prefix}-ratings") == 0
-        assert _value(text, "matcha_queue_depth", queue=pending_key(redis_prefix)) == 0
         assert _value(text, "matcha_queue_redis_up") == 1
     finally:
         for queue in (mine, other):
             queue.delete(delete_jobs=True)
         conn.close()
+
+
+async def _two_events(store: EventStore, match_id: str) -> int:
+    """A match created and ended at once: two events at the end of the log."""
+    seed = hashlib.sha256(match_id.encode()).hexdigest()
+    created = MatchCreated(
+        match_id=match_id, players=("p0", "p1"), ruleset=STANDARD, first_dealer=0,
+        seed_commitment=hashlib.sha256(bytes.fromhex(seed)).hexdigest(),
+    )
+    await store.append(match_id, 0, [created], actor="system")
+    await store.append(match_id, 1, [MatchEnded(winner=0, reason="resigned", seed=seed)],
+                       actor="system")
+    return 2
+
+
+@pytest.mark.anyio
+async def test_each_projection_runner_shows_how_far_behind_the_log_it_is(
+    database_url: str, redis_server_url: str, redis_prefix: str, store: EventStore
+) -> None:
+    from workers.projections import catch_up_all
+
+    text = await _scrape((database_url, redis_server_url, redis_prefix))
+    assert {dict(labels)["projection"] for (name, labels) in _samples(text)
+            if name == "matcha_projection_lag_positions"} == {"archives", "ratings", "summaries"}
+    assert _value(text, "matcha_projection_lag_positions", projection="archives") == 0
+    events = await _two_events(store, "lag-1")
+    text = await _scrape((database_url, redis_server_url, redis_prefix))
+    assert _value(text, "matcha_projection_lag_positions", projection="archives") == events
+    catch_up_all(database_url)  # what a worker does within a poll
+    text = await _scrape((database_url, redis_server_url, redis_prefix))
+    assert _value(text, "matcha_projection_lag_positions", projection="archives") == 0
 
 
 @pytest.mark.anyio
@@ -118,6 +146,7 @@ async def test_a_scrape_still_answers_while_redis_is_down(pg_server_url: str) ->
 
 _OBSERVE = """
 from service.ops import metrics
+from service.store import EventStore
 metrics.observe_job("replay", 0.2)
 metrics.observe_command("play", 0.01)
 """

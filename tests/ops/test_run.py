@@ -29,6 +29,14 @@ def runs() -> Iterator[list[MatchaRun]]:
         run.kill_all()
 
 
+def _cmdline(process: psutil.Process) -> str:
+    """A process's command line ("" for one that is gone or a zombie not yet reaped)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def _names(processes: list) -> set[str]:
     return {" ".join(p.cmdline()) for p in processes}
 
@@ -152,3 +160,39 @@ def test_a_server_that_will_not_start_is_reported_and_nothing_is_left_running(
         if any(str(data) in part for part in (p.info["cmdline"] or []))
     ]
     assert leftovers == []
+
+
+def test_a_child_that_dies_is_started_again_and_the_api_never_goes_down(
+    tmp_path: Path, runs: list[MatchaRun], pg_server_url: str, redis_server_url: str
+) -> None:
+    import time
+
+    with scratch_database(pg_server_url, "ops_run_") as name:
+        run = start_matcha_run(tmp_path / "var", env={
+            "DATABASE_URL": with_database(pg_server_url, name), "REDIS_URL": redis_server_url,
+            "MATCHA_ADMIN_TOKEN": "given-admin-token-" + "r" * 20,
+        })
+        runs.append(run)
+        worker_pid, api_pid = run.pid_of("Worker"), run.pid_of("API")
+        psutil.Process(worker_pid).kill()  # the worker dies under it
+
+        # The API never notices: it answers all along, and the worker comes back.
+        deadline = time.monotonic() + 30
+        while True:
+            assert run.get("/healthz").status_code == 200
+            assert run.proc.poll() is None, run.logs()[-3000:]
+            workers = [p for p in run.descendants() if "service.cli worker" in _cmdline(p)]
+            if any(p.pid != worker_pid for p in workers):
+                break
+            assert time.monotonic() < deadline, run.logs()[-3000:]
+            time.sleep(0.1)
+        assert psutil.Process(api_pid).is_running()
+        assert "the worker exited with code -9" in run.logs()
+        assert "worker started again" in run.logs()
+
+        # And a stop is bounded: everything it started is gone within its deadline.
+        children = run.descendants()
+        started = time.monotonic()
+        assert run.stop(signal.SIGTERM, timeout=60) == 0
+        assert time.monotonic() - started <= 12.0, run.logs()[-3000:]
+        assert wait_gone(children) == []

@@ -1,11 +1,13 @@
-"""Whole flows through the real HTTP app, real PostgreSQL, real Redis and a real
-RQ worker: bots finish matches over HTTP, the after-commit hook enqueues, the
-worker rates and archives, and the endpoints show it."""
+"""Whole flows through the real HTTP app, real PostgreSQL, real Redis and the
+real workers: bots finish matches over HTTP, the projection runners read the
+log and rate and archive, an RQ worker runs the admin's recompute, and the
+endpoints show it."""
 
 from __future__ import annotations
 
 import copy
 import math
+import os
 import random
 from collections.abc import AsyncIterator
 from typing import Any
@@ -21,7 +23,8 @@ from workers_harness import hand_elo
 
 from service.api.app import create_app
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
-from workers.queue import catch_up, queues
+from workers.projections import catch_up_all
+from workers.queue import queues
 from workers.replays import build_from_log
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -45,6 +48,8 @@ async def api(
 
 
 def run_worker(redis: Redis, prefix: str) -> None:
+    """What a worker does: the projection runners catch up, then the queued jobs run."""
+    catch_up_all(os.environ["DATABASE_URL"])
     SimpleWorker(queues(redis=redis, prefix=prefix), connection=redis).work(burst=True)
 
 
@@ -73,7 +78,7 @@ async def test_ratings_and_replays_of_matches_played_over_http(
     assert_problem(await api.client.get(f"/api/matches/{live}/replay"), 404,
                    "match_not_finished")
 
-    run_worker(redis, redis_prefix)  # what the after-commit hook enqueued
+    run_worker(redis, redis_prefix)  # the runners find the three ends in the log
 
     ratings: dict[str, float] = {}
     games: dict[str, int] = {}
@@ -196,7 +201,7 @@ async def test_a_ladder_that_hides_hands_keeps_them_hidden_in_its_replays(
     assert record.status_code == 200
 
 
-async def test_a_redis_outage_never_fails_a_command_and_catch_up_repairs(
+async def test_a_redis_outage_never_fails_a_command_and_the_runners_find_the_end_anyway(
     database_url: str, redis: Redis, redis_prefix: str, conn: psycopg.Connection
 ) -> None:
     down = make_settings(database_url, "redis://127.0.0.1:1/0", redis_prefix)
@@ -208,12 +213,11 @@ async def test_a_redis_outage_never_fails_a_command_and_catch_up_repairs(
         await api.join(ladder_id, a)
         await api.join(ladder_id, b)
         match_id, _ = await play(api, ladder_id, organiser, a, b, random.Random(5))
-    assert redis.llen(f"rq:queue:{redis_prefix}-ratings") == 0
-    found: dict[str, Any] = catch_up(conn, redis=redis, prefix=redis_prefix)
-    assert found == {"ladders": 1, "archives": 1}
-    run_worker(redis, redis_prefix)
+    assert redis.llen(f"rq:queue:{redis_prefix}-ratings") == 0  # nothing was queued
+    found: dict[str, Any] = catch_up_all(database_url)
+    assert found["archives"] == 1 and found["ratings"] == 1
     assert conn.execute("SELECT count(*) FROM ratings WHERE ladder_id = %s",
                         (ladder_id,)).fetchone()[0] == 2
     assert conn.execute("SELECT 1 FROM replay_archives WHERE match_id = %s",
                         (match_id,)).fetchone()
-    assert catch_up(conn, redis=redis, prefix=redis_prefix) == {"ladders": 0, "archives": 0}
+    assert catch_up_all(database_url) == {"archives": 0, "ratings": 0, "summaries": 0}

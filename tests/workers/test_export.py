@@ -50,11 +50,10 @@ async def test_export_appends_only_new_matches_and_survives_a_torn_line(
                                   database_url]).exit_code != 0
 
 
-def test_an_end_or_an_annulment_calls_for_ratings_and_an_archive() -> None:
-    from workers.queue import jobs_for
+def test_an_end_or_what_follows_it_wakes_the_runners_and_moves_do_not() -> None:
+    from workers.projections.wake import wakes
 
-    assert jobs_for("m", "L", ["card_played", "round_revealed", "match_ended"]) == [
-        ("ratings", "L"), ("replays", "m")]
-    assert jobs_for("m", "L", ["match_annulled"]) == [("ratings", "L"), ("replays", "m")]
-    assert jobs_for("m", None, ["match_ended"]) == [("replays", "m")]
-    assert jobs_for("m", "L", ["card_played", "passed"]) == []
+    assert wakes(["card_played", "round_revealed", "match_ended"])
+    assert wakes(["match_annulled"]) and wakes(["dispute_filed"]) and wakes(["dispute_decided"])
+    assert not wakes(["card_played", "passed"])
+    assert not wakes(["match_created", "hand_dealt", "hand_ended", "cards_kept"])

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from itertools import accumulate
 
 import msgspec
-import psycopg
 import pytest
 
 from schemas.commands import StartMatch
@@ -173,23 +172,6 @@ async def _append_log(store, match_id: str, log: list, actors: list[str]) -> Non
         version, i = j, j
 
 
-async def _drain_in_one_worker(store, conn, redis, prefix: str, name: str, seeds: range) -> None:
-    """Self-played matches ``<name>-m<seed>`` end together and ask for their
-    archives; one worker runs the queue dry; each archive is then stored."""
-    from rq import SimpleWorker
-
-    from workers import queue as q
-
-    ids = []
-    for seed in seeds:
-        match_id = f"{name}-m{seed}"
-        await _append_log(store, match_id, *self_play(seed, match_id))
-        ids.append(match_id)
-    assert q.request_archives(ids, redis=redis, prefix=prefix) is not None
-    SimpleWorker(q.queues(redis=redis, prefix=prefix), connection=redis).work(burst=True)
-    assert sorted(_stored(conn)) == sorted(ids)
-
-
 def _stored(conn) -> dict[str, tuple]:
     return {
         row[0]: tuple(bytes(v) if isinstance(v, memoryview) else v for v in row[1:])
@@ -206,10 +188,9 @@ async def test_a_batch_build_stores_exactly_the_archives_single_builds_store(
 ) -> None:
     from workers_harness import new_ladder
 
-    from workers import replays
-    from workers.replays import build_archive, build_archives, record_from_log
+    from workers.replays import batch, build_archive, build_archives, record_from_log
 
-    monkeypatch.setattr(replays, "ARCHIVE_FIRST_BATCH", 1)  # batches of 1, 3, 3
+    monkeypatch.setattr(batch, "ARCHIVE_FIRST_BATCH", 1)  # batches of 1, 3, 3
 
     hidden = new_ladder(conn, hide_hands_in_replay=True)
     conn.execute("INSERT INTO players (id, name, token_hash) VALUES"
@@ -250,98 +231,3 @@ async def test_a_batch_build_stores_exactly_the_archives_single_builds_store(
     assert any(f.public is not None for f in hidden_frames[:-1])
 
 
-@pytest.mark.anyio
-async def test_matches_that_end_together_share_one_drain_job_and_each_gets_its_archive(
-    store, conn, redis, redis_prefix
-) -> None:
-    from rq import SimpleWorker
-
-    from workers.queue import drainer_key, pending_key, queue, queues, request_archives
-
-    ids = []
-    for seed in range(30, 34):
-        match_id = f"drain-m{seed}"
-        await _append_log(store, match_id, *self_play(seed, match_id))
-        ids.append(match_id)
-    replays = queue("replays", redis=redis, prefix=redis_prefix)
-
-    first = request_archives([ids[0]], redis=redis, prefix=redis_prefix)
-    assert first is not None and replays.count == 1  # the first end queues a job at once
-    for match_id in ids[1:]:  # the ends that follow join it
-        assert request_archives([match_id], redis=redis, prefix=redis_prefix) is None
-    assert replays.count == 1 and redis.scard(pending_key(redis_prefix)) == 4
-
-    SimpleWorker(queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
-    assert sorted(_stored(conn)) == sorted(ids)
-    assert redis.scard(pending_key(redis_prefix)) == 0
-    assert not redis.exists(drainer_key(redis_prefix))  # given back: the next end queues again
-
-    conn.execute("DELETE FROM replay_archives")
-    again = request_archives([ids[2]], redis=redis, prefix=redis_prefix)
-    assert again is not None
-    SimpleWorker(queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
-    assert list(_stored(conn)) == [ids[2]]
-
-
-@pytest.mark.anyio
-async def test_a_drain_job_that_runs_long_hands_over_to_a_fresh_one(
-    store, conn, redis, redis_prefix, monkeypatch
-) -> None:
-    from rq.registry import FinishedJobRegistry
-
-    from workers import queue as q
-
-    monkeypatch.setattr(q, "PENDING_BATCH", 1)
-    monkeypatch.setattr(q, "DRAIN_FOR_S", 0.0)  # every job hands over after one match
-    monkeypatch.setattr(q, "DRAINERS", 1)  # and no helpers
-    await _drain_in_one_worker(store, conn, redis, redis_prefix, "handover", range(40, 43))
-    finished = FinishedJobRegistry(queue=q.queue("replays", redis=redis, prefix=redis_prefix))
-    assert finished.count == 3
-    assert not redis.exists(q.drainer_key(redis_prefix))
-
-
-@pytest.mark.anyio
-async def test_a_backlog_brings_helper_drain_jobs_that_other_workers_can_run(
-    store, conn, redis, redis_prefix, monkeypatch
-) -> None:
-    from rq.registry import FinishedJobRegistry
-
-    from workers import queue as q
-
-    monkeypatch.setattr(q, "PENDING_BATCH", 1)  # every match a "full batch" of a backlog
-    monkeypatch.setattr(q, "DRAINERS", 3)
-    await _drain_in_one_worker(store, conn, redis, redis_prefix, "backlog", range(50, 55))
-    replays = q.queue("replays", redis=redis, prefix=redis_prefix)
-    slots = sorted(replays.fetch_job(j).kwargs["slot"]
-                   for j in FinishedJobRegistry(queue=replays).get_job_ids())
-    assert slots == [0, 1, 2]  # the drainer and two helpers, never more than DRAINERS
-    assert not any(redis.exists(q.drainer_key(redis_prefix, s)) for s in range(3))
-
-
-@pytest.mark.anyio
-async def test_ids_whose_build_fails_go_back_to_the_pending_set_and_the_key_is_freed(
-    store, conn, redis, redis_prefix, monkeypatch
-) -> None:
-    from rq import SimpleWorker
-
-    from workers import queue as q
-    from workers import replays
-
-    match_id = "flaky-m60"
-    await _append_log(store, match_id, *self_play(60, match_id))
-
-    def database_gone(*args, **kwargs):
-        raise psycopg.OperationalError("the database went away")
-
-    build_archives = replays.build_archives
-    monkeypatch.setattr(replays, "build_archives", database_gone)
-    assert q.request_archives([match_id], redis=redis, prefix=redis_prefix) is not None
-    SimpleWorker(q.queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
-    assert redis.smembers(q.pending_key(redis_prefix)) == {match_id.encode()}
-    assert not redis.exists(q.drainer_key(redis_prefix))
-    assert _stored(conn) == {}
-
-    monkeypatch.setattr(replays, "build_archives", build_archives)  # the database is back
-    assert q.request_archives([match_id], redis=redis, prefix=redis_prefix) is not None
-    SimpleWorker(q.queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
-    assert list(_stored(conn)) == [match_id]

@@ -1,5 +1,6 @@
 """A worker process killed in the middle of a recompute leaves nothing half
-written; after the retry (the worker's catch-up re-enqueues) the ratings are right."""
+written; after the retry (the ratings runner's sweep finds the ladder behind its
+log) the ratings are right."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ import time
 import psycopg
 import pytest
 from redis import Redis
-from rq import SimpleWorker
 from rq.job import Job
 from workers_harness import finish_match, hand_elo, new_ladder, table
 
 from service.store import EventStore
-from workers.queue import catch_up, queue, queues
+from workers.projections import RatingsProjection
+from workers.queue import queue
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -69,7 +70,8 @@ async def test_a_worker_killed_mid_job_leaves_ratings_right_after_the_retry(
     env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_server_url,
            "MATCHA_REDIS_PREFIX": redis_prefix}
     worker = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "worker", "--burst", "--no-catch-up", "--fork"],
+        [sys.executable, "-m", "service.cli", "worker", "--burst", "--no-catch-up", "--fork",
+         "--no-projections"],
         env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
     try:
@@ -94,9 +96,8 @@ async def test_a_worker_killed_mid_job_leaves_ratings_right_after_the_retry(
         time.sleep(0.05)
     assert table(conn, ladder_id) == rated_before
 
-    # The retry: the catch-up finds the ladder behind its log and enqueues it.
-    assert catch_up(conn, redis=redis, prefix=redis_prefix)["ladders"] == 1
-    SimpleWorker(queues(redis=redis, prefix=redis_prefix), connection=redis).work(burst=True)
+    # The retry: the ratings runner's sweep finds the ladder behind its log.
+    assert RatingsProjection(database_url).sweep(conn) == 1
 
     ratings: dict[str, float] = {}
     games: dict[str, int] = {}

@@ -127,3 +127,32 @@ def insert_result(
              at, bytes(32), bytes(32)),
         )
     return match_id
+
+
+def played_log(seed: int, match_id: str, *, ladder_id: str | None = None,
+               players: tuple[str, str] = ("p0", "p1")) -> list[Any]:
+    """A whole match two bots played through the engine (its log, ending in match_ended)."""
+    import random
+
+    from msgspec.structs import replace
+
+    from service.bots import heuristic_bot, random_bot
+    from service.engine.selfplay import play_match
+
+    rng = random.Random(seed)
+    _, log = play_match((random_bot, heuristic_bot), STANDARD if seed % 2 else DUEL, rng,
+                        match_id=match_id)
+    log[0] = replace(log[0], players=players, ladder_id=ladder_id)
+    return log
+
+
+async def store_log(store: EventStore, match_id: str, log: list[Any], *, after: int = 0,
+                    upto: int | None = None, step: int = 8) -> int:
+    """Append ``log[after:upto]`` in appends of ``step`` events; the version reached."""
+    end = len(log) if upto is None else upto
+    version = after
+    while version < end:
+        chunk = log[version : min(end, version + step)]
+        await store.append(match_id, version, chunk, actor="system")
+        version += len(chunk)
+    return version

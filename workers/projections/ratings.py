@@ -1,0 +1,98 @@
+"""The ratings projection's runner: which ladders have new results, one update each.
+
+A pass reads the results and annulments (``log.END_TYPES``) after the
+runner's position, finds their ladders, and brings each ladder up to date
+once with the ratings job's public function, ``workers.ratings.update_ladder``
+(whatever number of its matches ended: ratings work is coalesced per ladder,
+never one job per match). That job records the ladder's own position in its
+own transaction and is safe to run again, so this runner's position is only
+where the next scan starts: a pass repeated after a crash finds each ladder
+already up to date.
+
+Ratings run in their own runner thread, beside the archives' one: a long
+recompute never holds up an archive, and a backlog of archives never holds up
+a leaderboard.
+
+The sweep (start and every few minutes) updates every ladder whose recorded
+position is behind its last result: a ladder whose update failed, or results
+from before this runner existed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import psycopg
+
+from workers.projections.log import END_TYPES
+from workers.projections.runner import Step
+
+log = logging.getLogger("matcha.workers.projections")
+
+RESULTS_PER_PASS = 1_000
+"""Results read in one pass (the ladders they name are updated once each)."""
+
+_LADDERS_OF_RESULTS = """
+SELECT e.position, c.data ->> 'ladder_id'
+FROM events e
+JOIN events c ON c.match_id = e.match_id AND c.version = 1
+WHERE e.type = ANY(%s) AND e.position > %s AND e.position <= %s
+ORDER BY e.position
+LIMIT %s
+"""
+
+_BEHIND = """
+SELECT c.data ->> 'ladder_id' AS ladder_id, max(e.position) AS last
+FROM events e
+JOIN events c ON c.match_id = e.match_id AND c.version = 1
+WHERE e.type IN ('match_ended', 'match_annulled')
+  AND c.data ->> 'ladder_id' IS NOT NULL
+GROUP BY 1
+"""
+
+
+class RatingsProjection:
+    name = "ratings"
+
+    def __init__(self, database_url: str) -> None:
+        self.database_url = database_url
+
+    def step(self, conn: psycopg.Connection[Any], after: int, high: int) -> Step:
+        found = conn.execute(
+            _LADDERS_OF_RESULTS, (list(END_TYPES), after, high, RESULTS_PER_PASS)
+        ).fetchall()
+        reached = high if len(found) < RESULTS_PER_PASS else int(found[-1][0])
+        ladders = list(dict.fromkeys(str(ladder) for _, ladder in found if ladder is not None))
+        return Step(reached, self._update(ladders))
+
+    def sweep(self, conn: psycopg.Connection[Any]) -> int:
+        applied: dict[str, int] = {
+            str(ladder): int(position)
+            for ladder, position in conn.execute(
+                "SELECT ladder_id, position FROM ladder_projections"
+            ).fetchall()
+        }
+        behind = [
+            str(ladder)
+            for ladder, last in conn.execute(_BEHIND).fetchall()
+            if applied.get(str(ladder), 0) < int(last)
+        ]
+        return self._update(behind)
+
+    def _update(self, ladders: list[str]) -> int:
+        from workers.ratings import update_ladder  # the ratings job's public function
+
+        updated = 0
+        for ladder_id in ladders:
+            try:
+                update_ladder(ladder_id, database_url=self.database_url)
+            except psycopg.OperationalError:
+                raise  # the database is away: the whole pass is tried again
+            except Exception:  # one ladder the job trips on must not hold up the others
+                log.exception(
+                    "ratings of ladder %s could not be updated; the sweep retries", ladder_id
+                )
+                continue
+            updated += 1
+        return updated
