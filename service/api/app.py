@@ -65,7 +65,11 @@ ON_STARTUP: list[str] = [
 ]
 """Async or sync callables ``fn(app)`` run at start, after ``app.state`` is ready."""
 
-PLUGINS: list[str] = ["service.ops:OpsPlugin", "service.live.plugin:LivePlugin"]
+PLUGINS: list[str] = [
+    "service.ops:OpsPlugin",
+    "service.live.plugin:LivePlugin",
+    "service.botplay.plugin:BotPlayPlugin",
+]
 """Litestar init plugin classes (``"module:Class"``), for parts that add middleware
 (ops: request ids, JSON logs, ``/healthz``, ``/readyz``, ``/metrics``)."""
 

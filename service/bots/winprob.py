@@ -23,11 +23,14 @@ from typing import Final
 
 import msgspec
 
+from schemas.commands import StartMatch
 from schemas.views import MatchView
 from service.bots.determinize import sample_table
 from service.bots.infoset import info_set
 from service.bots.playout import POLICIES, playout
 from service.bots.search import Budget
+from service.engine.decide import run
+from service.engine.state import Table
 
 
 class WinProbability(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,25 +69,44 @@ def estimate(
             playouts=0,
             elapsed_ms=(time.thread_time() - started) * 1000,
         )
-    info = info_set(view)
     rng = random.Random(seed)
     play = POLICIES[policy]
     deadline = None if budget.max_ms is None else started + budget.max_ms / 1000
+    dealt = view.phase != "new"
+    info = info_set(view) if dealt else None
     wins = [0, 0]
     done = 0
     while done < budget.playouts:
-        winner = playout(sample_table(info, rng), play, rng)
+        table = sample_table(info, rng) if info is not None else _before_the_deal(view, rng)
+        winner = playout(table, play, rng)
         if winner is not None:
             wins[winner] += 1
         done += 1
         if deadline is not None and time.thread_time() > deadline:
             break
+    p = (wins[0] / done, wins[1] / done)
+    if not dealt:  # nothing tells the seats apart yet (the first dealer is not shown)
+        p = ((p[0] + p[1]) / 2, (p[0] + p[1]) / 2)
     return WinProbability(
         version=view.version,
-        p=(wins[0] / done, wins[1] / done),
+        p=p,
         playouts=done,
         elapsed_ms=(time.thread_time() - started) * 1000,
     )
+
+
+def _before_the_deal(view: MatchView, rng: random.Random) -> Table:
+    """A match of the view's ruleset dealt from a fresh seed (the real one is secret)."""
+    t = Table()
+    start = StartMatch(
+        match_id=view.match_id,
+        players=(view.seats[0].player, view.seats[1].player),
+        ruleset=view.ruleset,
+        first_dealer=rng.choice((0, 1)),
+        seed=rng.getrandbits(256).to_bytes(32, "big").hex(),
+    )
+    run(t, start)
+    return t
 
 
 def estimate_for_spectators(
