@@ -129,6 +129,7 @@ export async function lobbyPage(root, account) {
     fill(root,
       h("h1", {}, "Matcha lobby"),
       signInPanel(() => { account(); full(); }),
+      h("p", {}, h("a", { class: "btn", href: "/static/practice.html", id: "practice-link" }, "Practice against a bot")),
       mine.length ? h("section", { class: "panel", id: "my-matches" }, h("h2", {}, "Your matches"), matchTable("mine", mine, "")) : null,
       h("h2", {}, "Live matches ", h("small", { class: "muted", id: "lobby-live" }, streaming ? "(updating live)" : "")),
       matchTable("live", current, "No match is being played right now."),
