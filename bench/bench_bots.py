@@ -60,7 +60,7 @@ from service.engine.selfplay import play_match
 from service.engine.state import Board, freeze
 
 MATCHES = int(os.environ.get("MATCHA_BENCH_BOTS_MATCHES", "2000"))
-CALIBRATION_MATCHES = int(os.environ.get("MATCHA_BENCH_BOTS_CALIBRATION", "300"))
+CALIBRATION_MATCHES = int(os.environ.get("MATCHA_BENCH_BOTS_CALIBRATION", "200"))
 CALIBRATION_SHARE = 0.25
 """Of the positions where a seat is to move, the share the estimate is asked about."""
 CALIBRATION_PLAYERS = ("heuristic", "beginner", "casual", "strong")

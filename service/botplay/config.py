@@ -36,6 +36,8 @@ class BotPlaySettings:
     odds_playouts: int = field(default_factory=lambda: _int("MATCHA_WINPROB_PLAYOUTS", 200))
     odds_max_ms: int = field(default_factory=lambda: _int("MATCHA_WINPROB_MAX_MS", 100))
     """CPU time ceiling of one estimate (0: none)."""
+    odds_watch_s: int = field(default_factory=lambda: _int("MATCHA_WINPROB_WATCH_S", 600))
+    """A match is estimated after each event for this long after somebody asked its odds."""
     odds_ttl_s: int = field(default_factory=lambda: _int("MATCHA_WINPROB_TTL_S", 30 * 86400))
     """How long a match's estimates stay in Redis after its last one."""
 

@@ -1,7 +1,11 @@
 """The spectators' win probability, after each commit, off the request path.
 
-The after-commit hook notes that a match moved; a background task per match
-(at most ``MAX_MATCHES`` per process) then builds the *live spectator's view*
+Estimates are made for the matches somebody watches: asking the route for a
+match's odds (or ``OddsService.watch``, for a live stream with spectators)
+marks it watched for ``odds_watch_s`` seconds, in every API process (a sorted
+set in Redis, read every two seconds). The after-commit hook of a watched
+match notes that it moved; a background task per match (at most
+``MAX_MATCHES`` per process) then builds the *live spectator's view*
 (``MatchPort.spectator_view``) and estimates each seat's chance from it alone
 (``service.bots.winprob.estimate``, in a worker thread, one estimate at a
 time per process: one core at most), with ``odds_playouts`` playouts and a
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -39,6 +44,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("matcha.botplay.odds")
 
 MAX_MATCHES: Final = 1_000
+WATCHED_REFRESH_S: Final = 2.0
+"""How often a process reads which matches anybody (through any process) is watching."""
+WATCH_NOTE_EVERY_S: Final = 30.0
+"""A process notes a watcher's interest in Redis at most this often per match."""
 LOCAL_MATCHES: Final = 2_000
 """Matches kept in this process while Redis is away (the oldest go first)."""
 
@@ -65,6 +74,27 @@ class OddsStore:
 
     def key(self, match_id: str) -> str:
         return f"{self._prefix}:winprob:{match_id}"
+
+    @property
+    def watched_key(self) -> str:
+        """A sorted set: match id, scored by when the interest in it lapses (epoch s)."""
+        return f"{self._prefix}:winprob-watched"
+
+    async def watch(self, match_id: str, until: float) -> None:
+        if self._redis is None:
+            return
+        try:
+            await self._redis.zadd(self.watched_key, {match_id: until})
+        except Exception as error:
+            log.warning("could not note the interest in match %s in Redis: %s", match_id, error)
+
+    async def watched(self, now: float) -> dict[str, float]:
+        """Every match somebody asked the odds of recently, with when that lapses."""
+        if self._redis is None:
+            return {}
+        await self._redis.zremrangebyscore(self.watched_key, "-inf", now)
+        rows = await self._redis.zrangebyscore(self.watched_key, now, "+inf", withscores=True)
+        return {(m.decode() if isinstance(m, bytes) else m): float(s) for m, s in rows}
 
     async def put(self, match_id: str, odds: StoredOdds) -> None:
         mine = self._local.setdefault(match_id, {})
@@ -105,14 +135,46 @@ class OddsService:
             playouts=max(1, settings.odds_playouts),
             max_ms=float(settings.odds_max_ms) if settings.odds_max_ms > 0 else None,
         )
+        self._watch_s = settings.odds_watch_s
+        self._watched: dict[str, float] = {}
+        """Match id -> when the interest in it lapses (epoch s), this process's copy."""
         self._wanted: dict[str, set[int | None]] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._estimating = asyncio.Semaphore(1)
+        self._refresher: asyncio.Task[None] | None = None
         self.estimates = 0
         """Estimates this process has computed."""
 
     async def after_commit(self, match_id: str, stored: list[StoredEvent]) -> None:
-        self.poke(match_id)
+        """The after-commit hook: a watched match gets a new estimate soon (no I/O here)."""
+        if self._watched.get(match_id, 0.0) > time.time():
+            self.poke(match_id)
+
+    async def watch(self, match_id: str) -> None:
+        """Somebody wants this match's odds: estimate after each of its events for the
+        next ``odds_watch_s`` seconds, in every API process (through Redis)."""
+        until = time.time() + self._watch_s
+        if self._watched.get(match_id, 0.0) < until - WATCH_NOTE_EVERY_S:
+            self._watched[match_id] = until
+            await self.store.watch(match_id, until)
+
+    def start(self) -> None:
+        if self._refresher is None:
+            self._refresher = asyncio.create_task(self._refresh_loop(), name="odds-watched")
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            now = time.time()
+            try:
+                shared = await self.store.watched(now)
+            except Exception as error:  # Redis away: this process's own interests still count
+                log.warning("could not read the watched matches from Redis: %s", error)
+                shared = {}
+            mine = {m: t for m, t in self._watched.items() if t > now}
+            for match_id, until in shared.items():
+                mine[match_id] = max(until, mine.get(match_id, 0.0))
+            self._watched = mine
+            await asyncio.sleep(WATCHED_REFRESH_S)
 
     def poke(self, match_id: str, version: int | None = None) -> None:
         """Estimate the match at ``version`` (None: its latest) soon."""
@@ -135,7 +197,8 @@ class OddsService:
             await asyncio.wait(list(self._tasks.values()), timeout=left)
 
     async def stop(self, timeout_s: float = 5.0) -> None:
-        tasks = list(self._tasks.values())
+        tasks = [t for t in (self._refresher, *self._tasks.values()) if t is not None]
+        self._refresher = None
         for task in tasks:
             task.cancel()
         if tasks:

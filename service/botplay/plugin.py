@@ -44,6 +44,7 @@ async def botplay_lifespan(app: Litestar) -> AsyncIterator[None]:
         botplay.driver.start()
     if settings.odds:
         port.on_commit(botplay.odds.after_commit)
+        botplay.odds.start()
     try:
         yield
     finally:

@@ -177,6 +177,8 @@ async def get_win_probability(
             horizon = datetime.now(UTC) - timedelta(seconds=delay)
             visible = await botplay.port.visible_version(match_id, horizon)
     wanted = visible if version is None else min(version, visible)
+    if not facts.over:
+        await botplay.odds.watch(match_id)  # from now on, an estimate after each event
     found = await botplay.odds.store.latest(match_id, wanted)
     if found is None or found.version < wanted:
         botplay.odds.poke(match_id, None if wanted == facts.version else wanted)
@@ -188,7 +190,7 @@ async def get_win_probability(
         match_id=match_id,
         version=found.version,
         p=found.p,
-        draw=max(0.0, 1.0 - found.p[0] - found.p[1]),
+        draw=round(max(0.0, 1.0 - found.p[0] - found.p[1]), 6),
         playouts=found.playouts,
         computed_at=found.computed_at,
         visible_version=wanted,

@@ -1,11 +1,10 @@
 """The search bot's levels, and bots by name for self-play and the console.
 
 A level is a playout budget (reproducible: the same view and seed give the
-same move) with a wall-clock ceiling that only a loaded server reaches (then
-the move is the best found so far). Measured against ``heuristic_bot`` over
-300 standard matches each on this 2-core machine (docs/bots.md has the table):
-``beginner`` already wins about 59 %, ``casual`` 67 %, ``strong`` 85 %, and
-``master`` more than 90 %.
+same move) with a ceiling of CPU time that only a slow or overloaded machine
+reaches (then the move is the best found so far). Against ``heuristic_bot``
+on the shared 2-core machine (standard; duel in docs/bots.md): ``beginner``
+57 %, ``casual`` 69 %, ``strong`` 83 %, ``master`` 91 %.
 
 ``bot_named`` turns a name into a ``Bot`` (``(board, seat, rng) -> command``)
 for ``play_match``: ``random``, ``heuristic``, a level, or ``search:<N>`` (N
@@ -49,13 +48,13 @@ LEVELS: Final[dict[str, Level]] = {
         ),
         Level(
             name="strong",
-            budget=Budget(playouts=60, max_ms=500),
-            description="60 playouts a move (about 20 ms): the bench's level",
+            budget=Budget(playouts=60, max_ms=45),
+            description="60 playouts a move (about 20 ms, never more than 45)",
         ),
         Level(
             name="master",
             budget=Budget(playouts=400, max_ms=2000),
-            description="400 playouts a move (about 0.1 s, at most 2 s)",
+            description="400 playouts a move (about 0.15 s, at most 2 s)",
         ),
     )
 }

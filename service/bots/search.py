@@ -56,7 +56,7 @@ class Budget(msgspec.Struct, frozen=True, kw_only=True):
     max_ms: float | None = None
 
 
-class Settings(msgspec.Struct, frozen=True, kw_only=True):
+class SearchSettings(msgspec.Struct, frozen=True, kw_only=True):
     """The search's knobs (the defaults are what bench/bench_bots.py measured best)."""
 
     exploration: float = 0.7
@@ -65,7 +65,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """The playout policy, a key of ``service.bots.playout.POLICIES``."""
 
 
-DEFAULT: Final = Settings()
+DEFAULT: Final = SearchSettings()
 
 
 class SearchResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,7 +95,7 @@ def _iterate(
     me: Seat,
     roots: tuple[_Node, _Node],
     rng: random.Random,
-    settings: Settings,
+    settings: SearchSettings,
 ) -> None:
     t = sample_table(info, rng)
     policy = POLICIES[settings.policy]
@@ -152,7 +152,7 @@ def _iterate(
 
 
 def search(
-    view: MatchView, budget: Budget, seed: int, settings: Settings = DEFAULT
+    view: MatchView, budget: Budget, seed: int, settings: SearchSettings = DEFAULT
 ) -> SearchResult:
     """The move the search bot plays from ``view`` (a seat's view with something to do)."""
     me = view.viewer

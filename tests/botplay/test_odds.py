@@ -11,7 +11,9 @@ import pytest
 from harness import Account, Api, play_out
 from litestar import Litestar
 
+from service.api.seat_state import bot_request
 from service.botplay.odds import OddsStore, StoredOdds
+from service.bots import random_bot
 from service.bots.search import Budget
 from service.bots.winprob import estimate, view_seed
 from service.engine import fold, view
@@ -128,3 +130,26 @@ async def test_without_redis_the_odds_are_kept_in_the_process() -> None:
     assert (await store.latest("m", 8)).version == 5  # type: ignore[union-attr]
     assert await store.latest("m", 1) is None
     assert await store.latest("other", 9) is None
+
+
+async def test_a_match_nobody_watches_costs_no_estimate_until_somebody_asks(
+    api: Api, app: Litestar
+) -> None:
+    odds_service = app.state.botplay.odds
+    before = odds_service.estimates
+    match_id, a, b = await api.new_match("duel")
+    rng = random.Random(5)
+    for _ in range(6):  # six moves, nobody watching
+        seen = await api.view(match_id, a)
+        seat = seen["to_move"]
+        if seat is None:
+            break
+        mover = (a, b)[seat]
+        route, body = bot_request(await api.view(match_id, mover), random_bot, rng)  # type: ignore[misc]
+        assert (await api.post(f"/api/matches/{match_id}/{route}", mover, body)).status_code == 200
+    assert odds_service.estimates == before
+    asked = await api.get(f"/api/matches/{match_id}/win-probability", None)
+    assert asked.status_code in (200, 404)
+    served = await odds(api, match_id)
+    assert odds_service.estimates == before + 1
+    assert served["version"] == served["visible_version"]
