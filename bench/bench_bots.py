@@ -21,10 +21,11 @@
   actual score).
 
 The matches run in two worker processes (both cores). At the full size
-(2,000 matches per ruleset, 300 calibration matches per ruleset) it takes
-about 14 minutes on this 2-core machine when the machine is otherwise idle;
-``MATCHA_BENCH_BOTS_MATCHES`` and ``MATCHA_BENCH_BOTS_CALIBRATION`` make it
-smaller. Writes bench/results/bots.json.
+(2,000 matches per ruleset, 200 calibration matches per ruleset) it takes
+about 13 minutes on this 2-core machine when it is quiet, and up to twice that
+when the other engineers' runs load it; a reduced run (400 and 100) took 10
+minutes at a load average of 3 to 9. ``MATCHA_BENCH_BOTS_MATCHES`` and
+``MATCHA_BENCH_BOTS_CALIBRATION`` set the sizes. Writes bench/results/bots.json.
 
     .venv/bin/python -m bench bots
     MATCHA_BENCH_BOTS_MATCHES=200 MATCHA_BENCH_BOTS_CALIBRATION=40 .venv/bin/python -m bench bots
