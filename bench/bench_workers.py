@@ -75,7 +75,9 @@ TARGETS = {
 # -- the throwaway database ------------------------------------------------------------------
 
 
-def _seed_ladder(conn: psycopg.Connection, ladder_id: str, *, hide: bool = False) -> None:
+def _seed_ladder(
+    conn: psycopg.Connection, ladder_id: str, *, hide: bool = False, rating: str = "{}"
+) -> None:
     conn.execute(
         "INSERT INTO players (id, name, token_hash) VALUES ('bench-org', 'bench-org', %s)"
         " ON CONFLICT DO NOTHING",
@@ -83,8 +85,8 @@ def _seed_ladder(conn: psycopg.Connection, ladder_id: str, *, hide: bool = False
     )
     conn.execute(
         "INSERT INTO ladders (id, name, ruleset, rating, hide_hands_in_replay, created_by)"
-        " VALUES (%s, %s, 'standard', '{}', %s, 'bench-org')",
-        (ladder_id, ladder_id, hide),
+        " VALUES (%s, %s, 'standard', %s, %s, 'bench-org')",
+        (ladder_id, ladder_id, rating, hide),
     )
 
 
@@ -100,14 +102,14 @@ SELECT 'm' || i, v,
                'token_supply', 7, 'suit_tokens_to_win', 4, 'chasen_tokens_to_win', 4,
                'one_of_each_wins', true),
            'first_dealer', 0, 'seed_commitment', md5(i::text) || md5(i::text),
-           'ladder_id', 'elo', 'dealing_scheme', 'matcha-deal-v1')
+           'ladder_id', '{ladder}', 'dealing_scheme', 'matcha-deal-v1')
        ELSE jsonb_build_object(
            'type', 'match_ended', 'v', 1,
            'winner', CASE abs(hashint4(i * 3)) %% 5
                          WHEN 0 THEN NULL WHEN 1 THEN 1 WHEN 2 THEN 1 ELSE 0 END,
            'reason', 'qualified', 'seed', md5(i::text) || md5(i::text))
        END,
-       'system', now(), '\\x{zeros}'::bytea, '\\x{zeros}'::bytea
+       'system', {recorded_at}, '\\x{zeros}'::bytea, '\\x{zeros}'::bytea
 FROM generate_series(1, {matches}) AS i
 CROSS JOIN LATERAL (SELECT abs(hashint4(i)) %% {n} AS a) AS pick
 CROSS JOIN generate_series(1, 2) AS v
@@ -116,8 +118,12 @@ CROSS JOIN generate_series(1, 2) AS v
 # position than its match_ended, and the matches end in the order of i.)
 
 
-def _load_synthetic(conn: psycopg.Connection, matches: int, players: int) -> float:
-    """Insert the synthetic ladder; returns seconds spent."""
+def _load_synthetic(
+    conn: psycopg.Connection, matches: int, players: int, *, ladder: str = "elo",
+    recorded_at: str = "now()",
+) -> float:
+    """Insert the synthetic ladder; returns seconds spent. ``recorded_at`` is the
+    SQL of each event's time (``i`` numbers the matches from 1)."""
     started = time.perf_counter()
     # Secondary indexes are rebuilt after the load from their own definitions
     # (a bulk build is far faster than a million inserts into each).
@@ -133,7 +139,8 @@ def _load_synthetic(conn: psycopg.Connection, matches: int, players: int) -> flo
             conn.execute(f"DROP INDEX {name}")
     conn.execute("SET maintenance_work_mem = '256MB'")
     conn.execute(
-        _SYNTHETIC.format(matches=matches, n=players, zeros="00" * 32).replace("%%", "%")
+        _SYNTHETIC.format(matches=matches, n=players, zeros="00" * 32, ladder=ladder,
+                          recorded_at=recorded_at).replace("%%", "%")
     )
     for _name, definition, constraint, condef in indexes:
         if constraint:

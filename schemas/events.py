@@ -11,7 +11,7 @@ from typing import Literal, TypeAlias
 import msgspec
 
 from schemas.cards import Card, RoundNo, Seat, Target, TokenKind
-from schemas.rules import Ruleset
+from schemas.rules import MatchTerms, Ruleset
 
 
 class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -60,6 +60,9 @@ class MatchCreated(_Event, frozen=True, tag="match_created"):
     """SHA-256 of the secret seed, hex (RULES §10, docs/dealing.md)."""
     ladder_id: str | None = None
     dealing_scheme: str = "matcha-deal-v1"
+    terms: MatchTerms | None = None
+    """The ladder's terms at creation. ``None`` in matches created before terms were
+    copied here: their ladder's row holds them (``service.matches.facts``)."""
 
 
 class HandDealt(_Event, frozen=True, tag="hand_dealt"):
@@ -110,7 +113,9 @@ class CardsKept(_Event, frozen=True, tag="cards_kept"):
     cards: tuple[Card, ...]
 
 
-EndReason: TypeAlias = Literal["qualified", "comparison", "hand_limit", "resigned", "timeout"]
+EndReason: TypeAlias = Literal[
+    "qualified", "comparison", "hand_limit", "resigned", "timeout", "aborted"
+]
 
 
 class MatchEnded(_Event, frozen=True, tag="match_ended"):

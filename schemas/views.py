@@ -6,9 +6,10 @@ absent from a redacted event), never a placeholder card code, so the encoded
 bytes of a view never carry a hidden card.
 
 ``EventView`` reuses the event ``type`` tags: events with nothing hidden are
-the events themselves; the four with hidden parts (``hand_dealt``,
-``card_played``, ``round_revealed``, ``cards_kept``) and ``dispute_filed``
-have a redacted twin here with the same tag.
+the events themselves; the four with hidden cards (``hand_dealt``,
+``card_played``, ``round_revealed``, ``cards_kept``), ``match_ended`` (its
+seed) and ``dispute_filed`` (its filer and reason) have a redacted twin here
+with the same tag.
 """
 
 from datetime import datetime
@@ -24,7 +25,6 @@ from schemas.events import (
     HandEnded,
     MatchAnnulled,
     MatchCreated,
-    MatchEnded,
     Passed,
     TeaPair,
     TokenAward,
@@ -145,6 +145,15 @@ class RoundRevealedView(_EventView, frozen=True, tag="round_revealed"):
     outcomes: tuple[TargetOutcomeView, TargetOutcomeView]
 
 
+class MatchEndedView(_EventView, frozen=True, tag="match_ended"):
+    """The end of the match; the seed only to a viewer who may re-deal every hand
+    (everyone, unless the match keeps hands hidden in replays: then administrators)."""
+
+    winner: Seat | None
+    reason: EndReason
+    seed: str | None
+
+
 class DisputeFiledView(_EventView, frozen=True, tag="dispute_filed"):
     """A dispute as the log shows it: its filer and reason only to the filing
     seat and administrators (a player sees only their own disputes)."""
@@ -173,7 +182,7 @@ EventView: TypeAlias = (
     | RoundRevealedView
     | HandEnded
     | CardsKeptView
-    | MatchEnded
+    | MatchEndedView
     | DisputeFiledView
     | DisputeDecided
     | MatchAnnulled

@@ -14,10 +14,12 @@ COMMANDS: dict[str, str] = {
     "audit": "service.audit.cli:audit",
     "bots": "service.bots.cli:bots",
     "export": "workers.export:export",
+    "keys": "service.evidence.cli:keys",
     "migrate": "service.store.migrate:migrate_command",
     "run": "service.run:run",
     "schemas": "service.schema_export:schemas",
     "simulate": "service.simulate:simulate",
+    "verify": "service.evidence.cli:verify",
     "worker": "workers.cli:worker",
 }
 

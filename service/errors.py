@@ -29,6 +29,21 @@ class RuleError(MatchaError):
         super().__init__(detail, code=code)
 
 
+class RuleConflict(RuleError):
+    """A dispute or an administrator's command the match's state refuses
+    (``match_not_finished``, ``dispute_pending``, ``dispute_decided``...): 409,
+    as the API has always answered these, where a seat's illegal move is 422."""
+
+    status = 409
+
+
+class RuleInputError(RuleError):
+    """A command the rules refuse for what it says, not for the match's state
+    (``reason_required``): 400."""
+
+    status = 400
+
+
 class VersionConflict(MatchaError):
     status = 409
     default_code = "version_conflict"

@@ -1,7 +1,7 @@
 """RQ workers: projections of the event log that run outside the request path.
 
-* ``workers.elo``: Elo as chess federations run it (pure);
-* ``workers.ratings``: the ratings projection job ``update_ladder(ladder_id)``;
+* ``workers.ratings``: the ratings projection (Elo or Glicko-2, and seasons), the
+  job ``update_ladder(ladder_id)``; ``workers.elo`` re-exports its Elo;
 * ``workers.replays``: match records and replay archives, ``build_archive(match_id)``;
 * ``workers.queue``: the queues, the API's after-commit hook, the catch-up;
 * ``workers.cli`` / ``workers.export``: ``matcha worker`` and ``matcha export``.

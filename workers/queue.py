@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import psycopg
     from litestar import Litestar
 
-    from service.store import StoredEvent
+    from service.matches import Committed
 
 log = logging.getLogger("matcha.workers.queue")
 
@@ -203,27 +203,21 @@ def jobs_for(
     return jobs
 
 
-def make_hook(pool: Any, *, redis_url: str | None = None, prefix: str | None = None) -> Any:
-    """The ``MatchService.after_commit`` hook: on MatchEnded / MatchAnnulled, enqueue.
+def make_hook(*, redis_url: str | None = None, prefix: str | None = None) -> Any:
+    """The match core's after-commit hook: on MatchEnded / MatchAnnulled, enqueue.
 
-    ``pool`` (the API's async pool) is used to find the match's ladder. The
-    enqueue itself is blocking Redis I/O, so it runs in a thread; any failure
-    is logged and swallowed (the command is committed; catch-up repairs).
+    The enqueue itself is blocking Redis I/O, so it runs in a thread; any
+    failure is logged and swallowed (the command is committed; catch-up repairs).
     """
     from anyio import to_thread
 
-    async def hook(match_id: str, stored: list[StoredEvent]) -> None:
-        types = [e.type for e in stored]
+    async def hook(committed: Committed) -> None:
+        match_id = committed.match_id
+        types = [e.type for e in committed.stored]
         if "match_ended" not in types and "match_annulled" not in types:
             return
         try:
-            async with pool.connection() as conn:
-                cur = await conn.execute(
-                    "SELECT data ->> 'ladder_id' FROM events WHERE match_id = %s AND version = 1",
-                    (match_id,),
-                )
-                row = await cur.fetchone()
-            ladder_id = row[0] if row else None
+            ladder_id = committed.facts.ladder_id
 
             def enqueue() -> None:
                 redis = redis_client(redis_url)
@@ -248,7 +242,7 @@ def on_startup(app: Litestar) -> None:
         log.warning("REDIS_URL is not set: ratings and replays are built on demand only")
         return
     app.state.matches.after_commit.append(
-        make_hook(app.state.pool, redis_url=settings.redis.url, prefix=settings.redis.prefix)
+        make_hook(redis_url=settings.redis.url, prefix=settings.redis.prefix)
     )
 
 

@@ -45,6 +45,9 @@ from service.engine import initial_state, redact, view
 from service.engine.evolve import apply
 from service.engine.state import State, freeze, thaw
 from service.errors import NotFound, ValidationFailed
+from service.evidence.checkpoints import InclusionProof
+from service.evidence.keys import PublicKey
+from service.evidence.receipts import Receipt
 from service.store.chain import GENESIS_HASH, format_recorded_at, row_hash
 from workers import db
 
@@ -116,9 +119,18 @@ class RecordedEvent(msgspec.Struct, frozen=True, kw_only=True):
     """Global position in the store it came from (not hashed)."""
 
 
-class MatchRecord(msgspec.Struct, frozen=True, kw_only=True):
+class MatchRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     headers: Headers
     events: list[RecordedEvent]
+    # Added when exported (service/evidence/record.py), never stored in an archive:
+    receipt: Receipt | None = None
+    """The service's signature of the last event's head: with the chain, of every event."""
+    keys: list[PublicKey] = []
+    """The service's public keys (pin your own copy from ``GET /api/keys``)."""
+    checkpoint: InclusionProof | None = None
+    """The match's leaf in the latest signed checkpoint, and its inclusion proof."""
+    problems: list[str] = []
+    """What the audit found wrong with the log (empty: it holds up)."""
 
 
 class Frame(msgspec.Struct, frozen=True, kw_only=True):

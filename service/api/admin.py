@@ -6,14 +6,18 @@ Who may do what:
 * an admin sees every dispute, audits any match, decides disputes, annuls;
 * an organiser (or an admin) reads the audit trail of admin actions.
 
-Mounted through ``service.api.app.ROUTES``; ``on_startup`` (in ``ON_STARTUP``)
-puts the ``DisputeService`` on ``app.state.disputes``.
+Disputes, decisions and annulments are commands of the match core
+(``MatchCore.file_dispute``, ``decide_dispute``, ``annul``): the engine decides
+each (the dispute window, one pending dispute per player, a decision once, an
+annulment once), and this module only adapts HTTP to them.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable
+from typing import Annotated
 
 import msgspec
 from litestar import Litestar, get, post
@@ -21,13 +25,16 @@ from litestar.datastructures import State
 from litestar.params import QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
+from schemas.events import DisputeFiled, MatchAnnulled
 from service.api.auth import Player
-from service.api.deps import requires_role
-from service.audit.audit import audit_match
-from service.audit.disputes import DisputeService
+from service.api.deps import caller_of, requires_role
+from service.audit.audit import audit_seen_by
+from service.audit.disputes import disputes_seen_by
 from service.audit.report import AuditReport, DisputeState
 from service.audit.timing import DEFAULT_GAP_S
 from service.audit.trail import AdminAction, admin_actions, parse_filters
+from service.matches import Accepted, MatchCore
+from service.settings import Settings
 from service.store import EventStore
 
 log = logging.getLogger("matcha.audit")
@@ -52,15 +59,19 @@ class Annulled(msgspec.Struct, frozen=True, kw_only=True):
     """The version of the ``match_annulled`` event."""
 
 
-def _enqueue_ladder_update(app: Litestar) -> Any:
-    """``await fn(ladder_id)``: queue the workers' ratings recompute on RQ.
+OnAnnulled = Callable[[str], Awaitable[None] | None]
+"""``fn(ladder_id)`` after an annulment commits (``app.state.on_annulled``)."""
+
+
+def _enqueue_ladder_update(app: Litestar) -> OnAnnulled:
+    """``await fn(ladder_id)``: queue the workers' ratings recompute of a ladder on RQ.
 
     The workers' own after-commit hook may queue it too when it sees the
     ``match_annulled`` event; the job is idempotent, so the second run finds
     nothing new. Asking here as well means an upheld dispute never depends on
     which hooks happen to be registered.
     """
-    settings = app.state.settings
+    settings: Settings = app.state.settings
 
     async def enqueue(ladder_id: str) -> None:
         if not settings.redis.url:
@@ -81,19 +92,21 @@ def _enqueue_ladder_update(app: Litestar) -> Any:
 
 
 def on_startup(app: Litestar) -> None:
-    """Put the dispute service on ``app.state`` (sharing the match service's hooks)."""
-    matches = getattr(app.state, "matches", None)
-    app.state.disputes = DisputeService(
-        app.state.pool,
-        app.state.store,
-        after_commit=matches.after_commit if matches is not None else [],
-        on_annulled=_enqueue_ladder_update(app),
-    )
+    """What an annulment asks for afterwards: the ladder's ratings recomputed."""
+    app.state.on_annulled = _enqueue_ladder_update(app)
 
 
-def _disputes(state: State) -> DisputeService:
-    service: DisputeService = state.disputes
-    return service
+async def _after_annulment(state: State, accepted: Accepted) -> None:
+    """An annulment takes the match out of its ladder's ratings: ask for a recompute."""
+    ladder_id = accepted.facts.ladder_id
+    if ladder_id is None or not any(isinstance(r.event, MatchAnnulled) for r in accepted.stored):
+        return
+    try:
+        result = state.on_annulled(ladder_id)
+        if inspect.isawaitable(result):
+            await result
+    except Exception:  # the annulment is committed; the recompute can be re-asked
+        log.exception("could not enqueue the ratings recompute of ladder %s", ladder_id)
 
 
 @post(
@@ -103,16 +116,20 @@ def _disputes(state: State) -> DisputeService:
     status_code=201,
 )
 async def file_dispute(
-    match_id: str, data: DisputeBody, player: Player, state: State
+    match_id: str, data: DisputeBody, player: Player, matches: MatchCore
 ) -> DisputeState:
     """A player of a finished match disputes it (within the ladder's dispute window)."""
-    return await _disputes(state).file(match_id, player, data.reason)
+    accepted = await matches.file_dispute(match_id, player.id, data.reason)
+    filed = next(r.event for r in accepted.stored if isinstance(r.event, DisputeFiled))
+    found = disputes_seen_by(await matches.log(match_id), player_id=player.id, admin=False)
+    return next(d for d in found if d.dispute_id == filed.dispute_id)
 
 
 @get("/api/matches/{match_id:str}/disputes", operation_id="listDisputes", tags=["disputes"])
-async def list_disputes(match_id: str, player: Player, state: State) -> list[DisputeState]:
+async def list_disputes(match_id: str, player: Player, matches: MatchCore) -> list[DisputeState]:
     """The match's disputes and their state: your own, or all of them for an admin."""
-    return await _disputes(state).disputes(match_id, player)
+    rows = await matches.log(match_id)
+    return disputes_seen_by(rows, player_id=player.id, admin=player.has("admin"))
 
 
 @get(
@@ -124,11 +141,25 @@ async def list_disputes(match_id: str, player: Player, state: State) -> list[Dis
 async def audit(
     match_id: str,
     pool: AsyncConnectionPool,
+    player: Player,
+    state: State,
     gap_s: Annotated[float, QueryParameter(gt=0)] = DEFAULT_GAP_S,
 ) -> AuditReport:
-    """The full audit of a match: log, chain, re-fold, fairness, timing and verdict."""
+    """The audit of a match: log, chain, re-fold, fairness, signatures, the latest
+    checkpoint, timing and verdict.
+
+    While the match is played an admin reads it as a spectator would: every
+    check runs over the whole log, but the report shows only the public log."""
+    evidence = getattr(state, "evidence", None)
     async with pool.connection() as conn:
-        return await audit_match(conn, match_id, gap_threshold_s=gap_s)
+        return await audit_seen_by(
+            conn,
+            match_id,
+            caller_of(player),
+            gap_threshold_s=gap_s,
+            keyring=None if evidence is None else evidence.keyring,
+            checkpoints=None if evidence is None else evidence.checkpoints,
+        )
 
 
 @post(
@@ -139,10 +170,17 @@ async def audit(
     status_code=200,
 )
 async def decide_dispute(
-    dispute_id: str, data: DecisionBody, player: Player, state: State
+    dispute_id: str, data: DecisionBody, player: Player, matches: MatchCore, state: State
 ) -> DisputeState:
     """Uphold (the match is annulled, ratings recomputed) or reject, with a written reason."""
-    return await _disputes(state).decide(dispute_id, player, data.upheld, data.reason)
+    accepted = await matches.decide_dispute(
+        dispute_id, player.id, upheld=data.upheld, reason=data.reason
+    )
+    await _after_annulment(state, accepted)
+    found = disputes_seen_by(
+        await matches.log(accepted.facts.match_id), player_id=player.id, admin=True
+    )
+    return next(d for d in found if d.dispute_id == dispute_id)
 
 
 @post(
@@ -152,10 +190,13 @@ async def decide_dispute(
     guards=[requires_role("admin")],
     status_code=200,
 )
-async def annul_match(match_id: str, data: AnnulBody, player: Player, state: State) -> Annulled:
-    """Annul a match without a dispute (the reason is required)."""
-    version = await _disputes(state).annul(match_id, player, data.reason)
-    return Annulled(match_id=match_id, version=version)
+async def annul_match(
+    match_id: str, data: AnnulBody, player: Player, matches: MatchCore, state: State
+) -> Annulled:
+    """Annul a match, during play or after its end, without a dispute (the reason is required)."""
+    accepted = await matches.annul(match_id, player.id, data.reason)
+    await _after_annulment(state, accepted)
+    return Annulled(match_id=match_id, version=accepted.version)
 
 
 @get(

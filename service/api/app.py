@@ -1,77 +1,117 @@
 """The Litestar application: ``create_app(settings) -> Litestar``.
 
-Plug-in points for the other parts (edit the two lists below, one line each):
+Wired by import, in one place: ``ROUTES`` (every part's route handlers),
+``ON_STARTUP`` (what each part registers once the core is up: its
+after-commit hooks, its background tasks), ``PLUGINS`` (parts that add
+middleware: ops, live). Tests and scripts can also call
+``register_router(handler)`` before ``create_app``.
 
-* ``ROUTES``: ``"module:attribute"`` of a route handler, controller or router
-  (or a list of them) to mount, e.g. ``"service.live.routes:ROUTES"``. They
-  are imported when an app is created, so an app never loads a part it does
-  not mount, and a part's module may import from ``service.api`` freely.
-* ``ON_STARTUP``: ``"module:function"`` called as ``await fn(app)`` (or
-  ``fn(app)``) once the pool, Redis client, event store and match service are
-  on ``app.state``. This is where a part registers its after-commit hooks:
-  ``app.state.matches.after_commit.append(publish)``.
-* ``PLUGINS``: ``"module:Class"`` of a Litestar init plugin, for a part that
-  must add middleware (``service.ops``: request ids, JSON logs, health, metrics).
-
-Tests and scripts can also call ``register_router(handler)`` before
-``create_app``. What the lifespan puts on ``app.state``: ``settings``,
+What the lifespan puts on ``app.state`` (typed: ``AppState``): ``settings``,
 ``pool`` (psycopg ``AsyncConnectionPool``), ``store`` (``EventStore``),
-``redis`` (``redis.asyncio.Redis`` or None), ``matches`` (``MatchService``).
-The OpenAPI document is served at ``/schema/openapi.json``, Swagger UI at
-``/schema/swagger``.
+``redis`` (``redis.asyncio.Redis`` or None), ``matches`` (the ``MatchCore``),
+``tokens``, and ``live`` (``service.live.routes.LiveRuntime``). The OpenAPI
+document is served at ``/schema/openapi.json``, Swagger UI at ``/schema/swagger``.
 """
 
 from __future__ import annotations
 
 import gc
-import importlib
 import inspect
 import logging
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anyio import to_thread
 from litestar import Litestar
+from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.plugins import InitPluginProtocol
 from litestar.types import ControllerRouterHandler
 
+from service.api import (
+    admin,
+    ladders,
+    match_routes,
+    pairing,
+    players,
+    ratings,
+    replays,
+    seasons,
+)
 from service.api.auth import TokenCache
 from service.api.deps import DEPENDENCIES
 from service.api.errors import EXCEPTION_HANDLERS, document_problems
+from service.botplay.plugin import BotPlayPlugin
+from service.evidence import plugin as evidence_plugin
+from service.evidence import routes as evidence_routes
+from service.live.plugin import LivePlugin
+from service.matches import MatchCore
+from service.matches.summaries import catch_up_match_summaries
+from service.ops import OpsPlugin
+from service.ops.instrument import instrument_app
 from service.settings import Settings, load_settings
+from service.store import EventStore, apply_migrations, open_pool
+from service.web import routes as web_routes
+from service.web import seasons_page
+from workers import queue as worker_queue
+
+if TYPE_CHECKING:
+    from psycopg_pool import AsyncConnectionPool
+    from redis.asyncio import Redis
+
+    from service.api.admin import OnAnnulled
+    from service.live.routes import LiveRuntime
 
 log = logging.getLogger("matcha.api")
 
-ROUTES: list[str] = [
-    "service.api.players:ROUTES",
-    "service.api.ladders:ROUTES",
-    "service.api.pairing:ROUTES",
-    "service.api.match_routes:ROUTES",
-    "service.web.routes:ROUTES",
-    "service.api.admin:ROUTES",
-    "service.api.ratings:ROUTES",
-    "service.api.replays:ROUTES",
-]
-"""Route handlers mounted on every app, as ``"module:attribute"``."""
+class AppState(State):
+    """``app.state``, typed: what the lifespan and the parts put there."""
 
-ON_STARTUP: list[str] = [
-    "service.api.admin:on_startup",
-    "service.ops.instrument:instrument_app",
-    "workers.queue:on_startup",
-]
-"""Async or sync callables ``fn(app)`` run at start, after ``app.state`` is ready."""
+    settings: Settings
+    tokens: TokenCache
+    pool: AsyncConnectionPool
+    store: EventStore
+    redis: Redis | None
+    matches: MatchCore
+    live: LiveRuntime
+    on_annulled: OnAnnulled
 
-PLUGINS: list[str] = [
-    "service.ops:OpsPlugin",
-    "service.live.plugin:LivePlugin",
-    "service.botplay.plugin:BotPlayPlugin",
+
+ROUTES: list[ControllerRouterHandler] = [
+    *players.ROUTES,
+    *ladders.ROUTES,
+    *pairing.ROUTES,
+    *match_routes.ROUTES,
+    *web_routes.ROUTES,
+    *admin.ROUTES,
+    *ratings.ROUTES,
+    *replays.ROUTES,
+    *seasons.ROUTES,
+    *seasons_page.ROUTES,
+    *evidence_routes.ROUTES,
 ]
-"""Litestar init plugin classes (``"module:Class"``), for parts that add middleware
-(ops: request ids, JSON logs, ``/healthz``, ``/readyz``, ``/metrics``)."""
+"""Route handlers mounted on every app."""
+
+ON_STARTUP: list[Callable[[Litestar], Awaitable[None] | None]] = [
+    admin.on_startup,
+    instrument_app,
+    worker_queue.on_startup,
+    evidence_plugin.on_startup,
+]
+"""Called as ``fn(app)`` at start, after ``app.state`` is ready (in this order)."""
+
+PLUGINS: list[Callable[[], InitPluginProtocol]] = [
+    OpsPlugin,
+    LivePlugin,
+    evidence_plugin.EvidencePlugin,
+    BotPlayPlugin,
+]
+"""Litestar init plugins, for parts that add middleware (ops: request ids, JSON
+logs, ``/healthz``, ``/readyz``, ``/metrics``) or start with the app (live)."""
 
 _REGISTERED: list[ControllerRouterHandler] = []
 
@@ -81,18 +121,8 @@ def register_router(handler: ControllerRouterHandler) -> None:
     _REGISTERED.append(handler)
 
 
-def _resolve(target: str) -> Any:
-    module_name, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module_name), attr)
-
-
 def _route_handlers() -> list[ControllerRouterHandler]:
-    handlers: list[ControllerRouterHandler] = []
-    for target in ROUTES:
-        found = _resolve(target)
-        handlers.extend(found if isinstance(found, Sequence) else [found])
-    handlers.extend(_REGISTERED)
-    return handlers
+    return [*ROUTES, *_REGISTERED]
 
 
 def _one_operation_id_per_path(handler: Any) -> None:
@@ -157,9 +187,6 @@ def _tune_gc() -> None:
 @asynccontextmanager
 async def _lifespan(app: Litestar) -> AsyncIterator[None]:
     from service.api.auth import bootstrap_admin
-    from service.api.summaries import catch_up_match_summaries
-    from service.matches import MatchService
-    from service.store import EventStore, apply_migrations, open_pool
 
     settings: Settings = app.state.settings
     url = settings.database.url
@@ -176,15 +203,15 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         app.state.pool = pool
         app.state.store = store
         app.state.redis = redis
-        app.state.matches = MatchService(pool, store)
+        app.state.matches = MatchCore(store, ladder_terms=ladders.ladder_terms(pool))
         async with pool.connection() as conn:
             if settings.api.admin_token:
                 await bootstrap_admin(conn, settings.api.admin_name, settings.api.admin_token)
             caught_up = await catch_up_match_summaries(conn)
             if caught_up:
                 log.warning("rebuilt %d match summaries that were behind their events", caught_up)
-        for target in ON_STARTUP:
-            result = _resolve(target)(app)
+        for start in ON_STARTUP:
+            result = start(app)
             if inspect.isawaitable(result):
                 await result
         _tune_gc()
@@ -216,10 +243,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
     app = Litestar(
         route_handlers=_route_handlers(),
+        state=AppState(),
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[_lifespan],
-        plugins=[_resolve(target)() for target in PLUGINS],
+        plugins=[plugin() for plugin in PLUGINS],
         openapi_config=openapi,
         debug=False,
         # The largest honest body is a record to check: a 10-hand match is ~200 KB.
@@ -232,3 +260,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     app.state.settings = settings
     app.state.tokens = TokenCache()
     return app
+
+
+def app_state(app: Litestar) -> AppState:
+    """``app.state`` with its types."""
+    state: AppState = app.state  # type: ignore[assignment]
+    return state

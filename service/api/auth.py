@@ -10,15 +10,15 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-import uuid
-from collections import OrderedDict
 from typing import Final, Literal, TypeAlias
 
 import msgspec
 from psycopg import AsyncConnection
 from psycopg.errors import UniqueViolation
 
+from service.cache import Bounded
 from service.errors import Conflict, ValidationFailed
+from service.matches.core import new_id
 
 Role: TypeAlias = Literal["player", "organiser", "admin"]
 ROLES: Final[tuple[Role, ...]] = ("player", "organiser", "admin")
@@ -39,10 +39,6 @@ def new_token() -> str:
 
 def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
 
 
 def _player(row: tuple[str, str, list[str]]) -> Player:
@@ -67,8 +63,7 @@ class TokenCache:
 
     def __init__(self, ttl_s: float = 5.0, size: int = 10_000) -> None:
         self.ttl_s = ttl_s
-        self.size = size
-        self._entries: OrderedDict[bytes, tuple[float, Player]] = OrderedDict()
+        self._entries: Bounded[bytes, tuple[float, Player]] = Bounded(size)
 
     def get(self, token: str) -> Player | None:
         key = token_hash(token)
@@ -76,19 +71,15 @@ class TokenCache:
         if entry is None:
             return None
         if entry[0] < time.monotonic():
-            del self._entries[key]
+            self._entries.pop(key)
             return None
         return entry[1]
 
     def put(self, token: str, player: Player) -> None:
-        self._entries[token_hash(token)] = (time.monotonic() + self.ttl_s, player)
-        self._entries.move_to_end(token_hash(token))
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
+        self._entries.put(token_hash(token), (time.monotonic() + self.ttl_s, player))
 
     def forget(self, player_id: str) -> None:
-        for key in [k for k, (_, p) in self._entries.items() if p.id == player_id]:
-            del self._entries[key]
+        self._entries.drop(lambda _, entry: entry[1].id != player_id)
 
 
 

@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 
 from service.api.auth import Player, player_by_token
 from service.errors import Forbidden, Unauthorized
-from service.matches import MatchService
+from service.matches import Caller, MatchCore
 from service.settings import Settings
 from service.store import EventStore
 
@@ -45,7 +45,7 @@ def provide_redis(state: State) -> Redis | None:
     return state.redis  # type: ignore[no-any-return]
 
 
-def provide_matches(state: State) -> MatchService:
+def provide_matches(state: State) -> MatchCore:
     return state.matches  # type: ignore[no-any-return]
 
 
@@ -89,6 +89,13 @@ async def authenticate(connection: ASGIConnection[Any, Any, Any, Any]) -> Player
             tokens.put(token, player)
     connection.state["player"] = player
     return player
+
+
+def caller_of(player: Player | None) -> Caller:
+    """The viewer policy's caller for a signed-in player (or anonymous for None)."""
+    if player is None:
+        return Caller()
+    return Caller(player_id=player.id, roles=frozenset(player.roles))
 
 
 async def current_player(request: ASGIConnection[Any, Any, Any, Any]) -> Player:

@@ -13,29 +13,48 @@ from psycopg.errors import UniqueViolation
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from service.api.auth import Player, new_id
+from schemas.rules import DEFAULT_TERMS, MatchTerms
+from service.api.auth import Player
 from service.api.deps import requires_role
-from service.errors import Conflict, NotFound
+from service.errors import Conflict, NotFound, ValidationFailed
+from service.matches import new_id
+from service.matches.facts import LadderTerms
+from workers.ratings.glicko2 import Glicko2Settings
+from workers.ratings.settings import SYSTEMS, RatingSettings, settings_from_json
 
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 
 
-class RatingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Elo settings of a ladder (applied by the ratings worker)."""
+RatingSystem = Literal["elo", "glicko2"]
 
-    initial: Annotated[int, msgspec.Meta(ge=0, le=10_000)] = 1500
-    k_new: Annotated[int, msgspec.Meta(ge=1, le=200)] = 40
-    k_established: Annotated[int, msgspec.Meta(ge=1, le=200)] = 20
-    k_master: Annotated[int, msgspec.Meta(ge=1, le=200)] = 10
-    established_after_games: NonNegative = 30
-    master_rating: NonNegative = 2400
-    max_difference: Annotated[int, msgspec.Meta(ge=1)] = 400
+
+def rating_settings(system: RatingSystem, raw: dict[str, Any] | None) -> RatingSettings:
+    """The ladder's rating settings for ``system``, read strictly: an unknown key
+    or a value out of range is a 400 that names it (docs/ratings.md lists them)."""
+    given = dict(raw or {})
+    tag = given.pop("system", system)
+    if tag != system:
+        raise ValidationFailed(
+            f"rating.system is {tag!r} but rating_system is {system!r}: give one, or both alike."
+        )
+    kind = SYSTEMS[system]
+    try:
+        settings: RatingSettings = msgspec.convert(given, kind)
+    except msgspec.ValidationError as exc:
+        known = ", ".join(kind.__struct_fields__)
+        text = str(exc).replace("`$.", "`rating.").replace("`$`", "`rating`")
+        raise ValidationFailed(
+            f"The {system} rating settings are not valid: {text} (settings: {known})."
+        ) from exc
+    return settings
 
 
 class LadderBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
     ruleset: Literal["standard", "duel"] = "standard"
-    rating: RatingSettings = msgspec.field(default_factory=RatingSettings)
+    rating_system: RatingSystem = "elo"
+    rating: dict[str, Any] | None = None
+    """The settings of ``rating_system`` (docs/ratings.md); missing keys take the defaults."""
     spectator_delay_s: NonNegative = 0
     hide_hands_in_replay: bool = False
     dispute_window_s: NonNegative = 86400
@@ -45,6 +64,7 @@ class Ladder(msgspec.Struct, frozen=True, kw_only=True):
     id: str
     name: str
     ruleset: Literal["standard", "duel"]
+    rating_system: RatingSystem
     rating: RatingSettings
     spectator_delay_s: int
     hide_hands_in_replay: bool
@@ -66,11 +86,13 @@ _LADDER_COLUMNS = (
 
 
 def _ladder(row: tuple[Any, ...]) -> Ladder:
+    rating = settings_from_json(row[3])
     return Ladder(
         id=row[0],
         name=row[1],
         ruleset=row[2],
-        rating=msgspec.convert(row[3], RatingSettings),
+        rating_system="glicko2" if isinstance(rating, Glicko2Settings) else "elo",
+        rating=rating,
         spectator_delay_s=row[4],
         hide_hands_in_replay=row[5],
         dispute_window_s=row[6],
@@ -88,20 +110,28 @@ async def ladder_by_id(conn: AsyncConnection, ladder_id: str) -> Ladder:
     return _ladder(row)
 
 
-_VIEWING: dict[str, tuple[bool, int]] = {}
+def terms_of(ladder: Ladder) -> MatchTerms:
+    """The terms a ladder's matches are played on, copied into each match as it is
+    created (a ladder's settings never change after creation: no route edits them)."""
+    return MatchTerms(
+        spectator_delay_s=float(ladder.spectator_delay_s),
+        hide_hands_in_replay=ladder.hide_hands_in_replay,
+        dispute_window_s=ladder.dispute_window_s,
+    )
 
 
-async def viewing_rules(conn: AsyncConnection, ladder_id: str) -> tuple[bool, int]:
-    """``(hide_hands_in_replay, spectator_delay_s)`` of a ladder, read once per
-    process: a ladder's settings never change after creation (no route edits them)."""
-    found = _VIEWING.get(ladder_id)
-    if found is None:
-        ladder = await ladder_by_id(conn, ladder_id)
-        found = (ladder.hide_hands_in_replay, ladder.spectator_delay_s)
-        if len(_VIEWING) > 10_000:
-            _VIEWING.clear()
-        _VIEWING[ladder_id] = found
-    return found
+def ladder_terms(pool: AsyncConnectionPool) -> LadderTerms:
+    """``await terms(ladder_id)`` for the match core: the terms of a match created
+    before they were copied into it, from its ladder's row (default terms if gone)."""
+
+    async def terms(ladder_id: str) -> MatchTerms:
+        async with pool.connection() as conn:
+            try:
+                return terms_of(await ladder_by_id(conn, ladder_id))
+            except NotFound:
+                return DEFAULT_TERMS
+
+    return terms
 
 
 async def is_member(conn: AsyncConnection, ladder_id: str, player_id: str) -> bool:
@@ -120,6 +150,7 @@ async def is_member(conn: AsyncConnection, ladder_id: str, player_id: str) -> bo
 )
 async def create_ladder(data: LadderBody, player: Player, pool: AsyncConnectionPool) -> Ladder:
     """Create a ladder (organisers and admins)."""
+    rating = rating_settings(data.rating_system, data.rating)
     async with pool.connection() as conn:
         try:
             cur = await conn.execute(
@@ -130,7 +161,7 @@ async def create_ladder(data: LadderBody, player: Player, pool: AsyncConnectionP
                     new_id(),
                     data.name,
                     data.ruleset,
-                    Jsonb(msgspec.to_builtins(data.rating)),
+                    Jsonb(msgspec.to_builtins(rating)),
                     data.spectator_delay_s,
                     data.hide_hands_in_replay,
                     data.dispute_window_s,

@@ -1,17 +1,15 @@
 """Match commands (play, pass, keep, resign) and reads (view, log, lists).
 
-Every outward view goes through the engine's observer (``view``/``redact``):
-this module only chooses *who* is looking (RULES §8):
-
-* a player of the match sees from their seat (and everything once it ended);
-* an administrator sees everything once the match ended (never during it);
-* anyone else is a spectator (and sees everything once the match ended,
-  unless the ladder keeps hands hidden in replays).
+Thin adapters over the match core (``service.matches``): a command is parsed
+into a seat command and run through ``MatchCore.run``; who is looking, and so
+what they see, is the viewer policy's answer (``service.matches.policy``),
+applied by the engine's observer (``view``/``redact``). Nothing here chooses
+a viewer or knows a rule.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -19,22 +17,90 @@ from litestar import Request, get, post
 from litestar.params import HeaderParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
-from schemas.views import LogEntry, MatchView, Viewer
+from schemas.cards import Card, Seat, Target
+from schemas.commands import Command, KeepCards, Pass, PlayCard, Resign, SeatCommand
+from schemas.views import LogEntry, MatchView
 from service.api.auth import Player
-from service.api.deps import current_player, maybe_player
-from service.api.ladders import viewing_rules
-from service.engine import State, fold, is_terminal, redact, view
-from service.errors import ValidationFailed
-from service.matches import (
-    CommandBody,
-    CommandResult,
-    KeepBody,
-    MatchService,
-    PassBody,
-    PlayBody,
-    ResignBody,
-    seat_of,
-)
+from service.api.deps import caller_of, current_player, maybe_player
+from service.engine import fold, is_terminal, redact, view
+from service.errors import Forbidden, ValidationFailed
+from service.evidence.receipts import Receipt, last_receipt
+from service.matches import Accepted, Caller, Folded, MatchCore, MatchFacts, Seen, seen_by
+from service.ops.logging import set_player
+from service.store import StoredEvent
+from service.store.heads import head_salt
+
+
+# The bodies of the four seat commands. The seat is never in a body: it is the
+# caller's seat in this match.
+class PlayBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    card: Card
+    target: Target
+    expected_version: int | None = None
+
+
+class PassBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    expected_version: int | None = None
+
+
+class KeepBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    cards: tuple[Card, ...] = ()
+    expected_version: int | None = None
+
+
+class ResignBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    expected_version: int | None = None
+
+
+CommandBody = PlayBody | PassBody | KeepBody | ResignBody
+
+
+def seat_command(body: CommandBody, seat: Seat) -> SeatCommand:
+    match body:
+        case PlayBody(card=card, target=target):
+            return PlayCard(seat=seat, card=card, target=target)
+        case PassBody():
+            return Pass(seat=seat)
+        case KeepBody(cards=cards):
+            return KeepCards(seat=seat, cards=cards)
+        case ResignBody():
+            return Resign(seat=seat)
+
+
+class CommandResult(msgspec.Struct, frozen=True, kw_only=True):
+    version: int
+    """The match's version after the command (the last event it appended)."""
+    view: MatchView
+    """The match as the caller sees it now."""
+    receipt: Receipt | None = None
+    """The service's signature of the log at ``version`` (docs/audit.md "Receipts")."""
+
+
+def receipt_of_answer(accepted: Accepted) -> Receipt | None:
+    """The receipt of an accepted command: the signature of its last row."""
+    return last_receipt(accepted.stored, head_salt(accepted.folded.state.seed))
+
+
+def answer_view(accepted: Accepted, caller: Caller) -> MatchView:
+    """What the caller of an accepted command is shown: the policy's answer, as for a view."""
+    folded = accepted.folded
+    seen = seen_by(
+        accepted.facts, caller, over=is_terminal(folded.state), channel="answer"
+    )
+    return view(folded.state, seen.viewer, version=folded.version, hide_hands_in_replay=seen.hide)
+
+
+def seat_maker(player_id: str, body: CommandBody) -> Any:
+    """The core's ``MakeCommand`` for a seat's command: the caller's seat in the match."""
+
+    def make(facts: MatchFacts, _: Folded) -> Command:
+        seat = facts.seat_of(player_id)
+        if seat is None:
+            raise Forbidden("Only the two players of this match may act in it.")
+        return seat_command(body, seat)
+
+    return make
+
 
 IdempotencyKey = Annotated[
     str | None,
@@ -70,13 +136,23 @@ async def _command(
     if_match: str | None,
     idempotency_key: str | None,
 ) -> CommandResult:
-    # The caller and the service are read here, not injected: two injected
+    # The caller and the core are read here, not injected: two injected
     # dependencies make litestar resolve them in an anyio task group, which
     # cost about 7% of the API's CPU per request (docs/api.md "Performance").
     player = await current_player(request)
-    matches: MatchService = request.app.state.matches
-    return await matches.handle(
-        match_id, player, body, _expected_version(body, if_match), idempotency_key
+    set_player(player.name)
+    core: MatchCore = request.app.state.matches
+    accepted = await core.run(
+        match_id,
+        seat_maker(player.id, body),
+        actor=player.id,
+        expected_version=_expected_version(body, if_match),
+        idempotency_key=idempotency_key,
+    )
+    return CommandResult(
+        version=accepted.version,
+        view=answer_view(accepted, caller_of(player)),
+        receipt=receipt_of_answer(accepted),
     )
 
 
@@ -134,86 +210,63 @@ async def resign(
     return await _command(request, match_id, data, if_match, idempotency_key)
 
 
-class _Seen(msgspec.Struct, frozen=True, kw_only=True):
-    viewer: Viewer
-    hide_hands: bool
-    over: bool
-    state: State
-    horizon: datetime | None
-    """For a live spectator of a delayed ladder: only events recorded by then."""
-
-
-async def _load_for(
-    matches: MatchService, pool: AsyncConnectionPool, match_id: str, caller: Player | None
-) -> _Seen:
-    """The match folded as ``caller`` may see it, and from which viewpoint."""
-    folded = await matches.current(match_id)
-    created, state = folded.created, folded.state
-    over = is_terminal(state)
-    hide_hands = False
-    delay = 0
-    seat = seat_of(created, caller.id) if caller else None
-    # A player during the match sees from their seat whatever the ladder's
-    # rules (they only hide hands after the end and delay spectators): no
-    # pool checkout for them on the hot path.
-    if created.ladder_id is not None and (seat is None or over):
-        async with pool.connection() as conn:
-            hide_hands, delay = await viewing_rules(conn, created.ladder_id)
-    viewer: Viewer
-    horizon: datetime | None = None
-    if seat is not None:
-        viewer = seat
-    elif caller is not None and caller.has("admin") and over:
-        viewer = "omniscient"
-    else:
-        viewer = "spectator"
-        if delay and not over:
-            # A live spectator sees the match `delay` seconds late, so a
-            # player cannot be told the table by someone watching it.
-            horizon = datetime.now(UTC) - timedelta(seconds=delay)
-            events, _ = await matches.load(match_id)
-            seen = [e for i, e in enumerate(events) if i == 0 or e.recorded_at <= horizon]
-            if len(seen) != len(events):
-                state = fold([e.event for e in seen], state.seed)
-    return _Seen(viewer=viewer, hide_hands=hide_hands, over=over, state=state, horizon=horizon)
+async def _visible(
+    core: MatchCore, match_id: str, caller: Player | None, channel: Literal["view", "log"]
+) -> tuple[Seen, Folded, datetime]:
+    """The policy's answer for ``caller`` and the match as they may see it now
+    (a delayed spectator's fold stops at the last event released to them)."""
+    facts, folded = await core.current_facts(match_id)
+    seen = seen_by(facts, caller_of(caller), over=is_terminal(folded.state), channel=channel)
+    now = datetime.now(UTC)
+    if seen.delay_s and channel == "view":
+        rows = await core.log(match_id)
+        released = [r for r in rows if r.version == 1 or seen.released(r.recorded_at, now)]
+        if len(released) != len(rows):
+            state = fold(
+                [r.event for r in released],
+                folded.state.seed,
+                times=[r.recorded_at for r in released],
+            )
+            folded = msgspec.structs.replace(folded, state=state, version=len(released))
+    return seen, folded, now
 
 
 @get("/api/matches/{match_id:str}", operation_id="getMatch", tags=["matches"])
 async def get_match(match_id: str, request: Request[Any, Any, Any]) -> MatchView:
     """The match as the caller may see it (a seat, a spectator, or an admin after the end)."""
     # Read, not injected: see _command.
-    viewer = await maybe_player(request)
-    state = request.app.state
-    seen = await _load_for(state.matches, state.pool, match_id, viewer)
-    return view(seen.state, seen.viewer, hide_hands_in_replay=seen.hide_hands)
+    caller = await maybe_player(request)
+    seen, folded, _ = await _visible(request.app.state.matches, match_id, caller, "view")
+    return view(folded.state, seen.viewer, version=folded.version, hide_hands_in_replay=seen.hide)
+
+
+def log_entry(row: StoredEvent, seen: Seen, over: bool) -> LogEntry:
+    """One row of a match's log as the policy's viewer sees it."""
+    return LogEntry(
+        version=row.version,
+        event=redact(row.event, seen.viewer, match_over=over, hide_hands_in_replay=seen.hide),
+        recorded_at=row.recorded_at,
+        actor=row.actor,
+        position=row.position,
+    )
 
 
 @get("/api/matches/{match_id:str}/events", operation_id="getMatchEvents", tags=["matches"])
 async def get_match_events(
     match_id: str,
     viewer: Player | None,
-    matches: MatchService,
-    pool: AsyncConnectionPool,
+    matches: MatchCore,
     after: Annotated[int, QueryParameter(ge=0)] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 200,
 ) -> list[LogEntry]:
     """The match's log after version ``after``, redacted for the caller."""
-    seen = await _load_for(matches, pool, match_id, viewer)
+    seen, folded, now = await _visible(matches, match_id, viewer, "log")
+    over = is_terminal(folded.state)
     page = await matches.store.load(match_id, after=after, limit=limit)
-    if seen.horizon is not None:
-        horizon = seen.horizon
-        page = [e for e in page if e.version == 1 or e.recorded_at <= horizon]
     return [
-        LogEntry(
-            version=e.version,
-            event=redact(
-                e.event, seen.viewer, match_over=seen.over, hide_hands_in_replay=seen.hide_hands
-            ),
-            recorded_at=e.recorded_at,
-            actor=e.actor,
-            position=e.position,
-        )
-        for e in page
+        log_entry(row, seen, over)
+        for row in page
+        if row.version == 1 or seen.released(row.recorded_at, now)
     ]
 
 

@@ -12,12 +12,12 @@ from litestar.params import QueryParameter
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from service.api.auth import Player, new_id
+from service.api.auth import Player
 from service.api.deps import requires_role
 from service.api.ladder_ratings import rating_of
-from service.api.ladders import is_member, ladder_by_id
+from service.api.ladders import is_member, ladder_by_id, terms_of
 from service.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from service.matches import MatchService, StartedMatch
+from service.matches import MatchCore, StartedMatch, new_id
 
 
 class PairBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -77,7 +77,7 @@ def _challenge(row: tuple[Any, ...]) -> Challenge:
     guards=[requires_role("organiser")],
 )
 async def pair_players(
-    ladder_id: str, data: PairBody, pool: AsyncConnectionPool, matches: MatchService
+    ladder_id: str, data: PairBody, pool: AsyncConnectionPool, matches: MatchCore
 ) -> StartedMatch:
     """An organiser pairs two members of the ladder; the match starts at once."""
     a, b = data.players
@@ -90,7 +90,9 @@ async def pair_players(
                 raise ValidationFailed(
                     f"Player {player_id} is not a member of this ladder.", code="not_a_member"
                 )
-    return await matches.start(players=(a, b), ruleset=ladder.ruleset, ladder_id=ladder_id)
+    return await matches.start(
+        players=(a, b), ruleset=ladder.ruleset, ladder_id=ladder_id, terms=terms_of(ladder)
+    )
 
 
 @post(
@@ -144,7 +146,7 @@ async def _decide_challenge(
     player: Player,
     pool: AsyncConnectionPool,
     accept: bool,
-    matches: MatchService,
+    matches: MatchCore,
 ) -> Challenge:
     async with pool.connection() as conn, conn.transaction():
         # The row lock makes accept/decline a one-time decision: a second
@@ -162,7 +164,7 @@ async def _decide_challenge(
         if found.status != "open":
             raise Conflict(f"This challenge was already {found.status}.", code="challenge_closed")
         match_id = new_id() if accept else None
-        ruleset = (await ladder_by_id(conn, found.ladder_id)).ruleset if accept else ""
+        ladder = await ladder_by_id(conn, found.ladder_id) if accept else None
         cur = await conn.execute(
             f"UPDATE challenges SET status = %s, match_id = %s, decided_at = now()"
             f" WHERE id = %s RETURNING {_CHALLENGE_COLUMNS}",
@@ -172,12 +174,13 @@ async def _decide_challenge(
     # The match starts after the decision committed, so no connection is held
     # while it does (many accepts at once could otherwise take every pooled
     # connection and wait for one more). If it fails, the challenge reopens.
-    if match_id is not None:
+    if match_id is not None and ladder is not None:
         try:
             await matches.start(
                 players=(found.challenger, found.opponent),
-                ruleset=ruleset,
+                ruleset=ladder.ruleset,
                 ladder_id=found.ladder_id,
+                terms=terms_of(ladder),
                 match_id=match_id,
             )
         except BaseException:
@@ -199,7 +202,7 @@ async def _decide_challenge(
     status_code=200,
 )
 async def accept_challenge(
-    challenge_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchService
+    challenge_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchCore
 ) -> Challenge:
     """Accept a challenge: the match starts, its id is in ``match_id``."""
     return await _decide_challenge(challenge_id, player, pool, True, matches)
@@ -212,7 +215,7 @@ async def accept_challenge(
     status_code=200,
 )
 async def decline_challenge(
-    challenge_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchService
+    challenge_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchCore
 ) -> Challenge:
     return await _decide_challenge(challenge_id, player, pool, False, matches)
 
@@ -234,7 +237,7 @@ async def _lock_queue(conn: AsyncConnection, ladder_id: str) -> None:
     status_code=200,
 )
 async def join_queue(
-    ladder_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchService
+    ladder_id: str, player: Player, pool: AsyncConnectionPool, matches: MatchCore
 ) -> QueueResult:
     """Wait for an opponent: pairs at once with the waiting member of nearest rating
     (within the ladder's ``rating.max_difference``), else waits in the queue."""
@@ -270,7 +273,10 @@ async def join_queue(
     try:
         # The waiting player was first: they take seat 0.
         started = await matches.start(
-            players=(opponent, player.id), ruleset=ladder.ruleset, ladder_id=ladder_id
+            players=(opponent, player.id),
+            ruleset=ladder.ruleset,
+            ladder_id=ladder_id,
+            terms=terms_of(ladder),
         )
     except BaseException:
         async with pool.connection() as conn:

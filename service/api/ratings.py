@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
@@ -21,37 +21,55 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from service.api.deps import requires_role
-from service.errors import MatchaError, NotFound, Unavailable
+from service.errors import MatchaError, NotFound, Unavailable, ValidationFailed
 from service.settings import Settings
+from workers.ratings.elo import expected_score as elo_expected
+from workers.ratings.glicko2 import Glicko2Settings, entering_phi, rd_of
+from workers.ratings.glicko2 import expected_score as glicko2_expected
+from workers.ratings.settings import RatingSettings, settings_from_json
 
 TREND_GAMES = 5
 """How many of a player's latest rating changes the leaderboard shows."""
+TREND_ENTRIES = 60
+"""History entries read for the trend: on a Glicko-2 ladder several share a period."""
 
 
 class QueueUnavailable(Unavailable):
     default_code: ClassVar[str] = "queue_unavailable"
 
 
+System = Literal["elo", "glicko2"]
+
+
 class Standing(msgspec.Struct, frozen=True, kw_only=True):
     rank: int
     player_id: str
     name: str | None
+    system: System
     rating: float
     """Exact; display it rounded."""
+    rd: float | None
+    """Glicko-2: the rating deviation now (it grows while the player does not play)."""
+    interval: tuple[float, float] | None
+    """Glicko-2: rating - 2 RD, rating + 2 RD (the 95 % interval)."""
     games: int
     wins: int
     draws: int
     losses: int
+    timeouts: int
+    """Matches this player lost on time (among ``losses``)."""
     provisional: bool
-    """Fewer than the ladder's provisional games (30): the rating still moves fast."""
+    """Elo: fewer games than the ladder's provisional games (30); Glicko-2: RD above
+    the ladder's threshold (110). The rating still moves fast."""
     peak: float
     reached_master: bool
     trend: list[float]
-    """The latest rating changes, oldest first (up to 5)."""
+    """The latest rating changes, oldest first (up to 5; Glicko-2: one per rating period)."""
 
 
 class Leaderboard(msgspec.Struct, frozen=True, kw_only=True):
     ladder_id: str
+    system: System
     position: int
     """The last global event position these ratings include (0: never rated)."""
     matches: int
@@ -71,14 +89,34 @@ class HistoryEntry(msgspec.Struct, frozen=True, kw_only=True):
     before: float
     after: float
     change: float
+    rd_before: float | None
+    rd_after: float | None
+    """Glicko-2: the RD entering and leaving the match's rating period."""
+    period: int | None
+    """Glicko-2: the rating period (every match of one period shares before and after)."""
+    reason: str | None
+    """How the match ended (``timeout``: a loss on time)."""
+
+
+class Expected(msgspec.Struct, frozen=True, kw_only=True):
+    ladder_id: str
+    system: System
+    a: str
+    b: str
+    expected_a: float
+    """The score ``a`` expects against ``b`` (1 a win, 0.5 a draw), from today's ratings."""
+    expected_b: float
 
 
 class PlayerRatings(msgspec.Struct, frozen=True, kw_only=True):
     ladder_id: str
     player_id: str
     name: str | None
+    system: System
     rating: float | None
     """None: no rated match on this ladder yet (they stand at the ladder's initial rating)."""
+    rd: float | None
+    interval: tuple[float, float] | None
     games: int
     provisional: bool
     history: list[HistoryEntry]
@@ -103,17 +141,40 @@ class JobStatus(msgspec.Struct, frozen=True, kw_only=True):
     ended_at: datetime | None
 
 
-async def _ladder_exists(conn: AsyncConnection, ladder_id: str) -> None:
-    cur = await conn.execute("SELECT 1 FROM ladders WHERE id = %s", (ladder_id,))
-    if await cur.fetchone() is None:
+async def _ladder_settings(conn: AsyncConnection, ladder_id: str) -> RatingSettings:
+    cur = await conn.execute("SELECT rating FROM ladders WHERE id = %s", (ladder_id,))
+    row = await cur.fetchone()
+    if row is None:
         raise NotFound("No ladder has this id.")
+    return settings_from_json(row[0])
 
+
+def _system(settings: RatingSettings) -> System:
+    return "glicko2" if isinstance(settings, Glicko2Settings) else "elo"
+
+
+def current_rd(
+    settings: Glicko2Settings, rd: float, volatility: float, period: int | None,
+    now: datetime | None = None,
+) -> float:
+    """The RD a player would enter the current rating period with: their stored
+    RD grown by the whole periods since their last one (glicko2.entering_phi)."""
+    if period is None:
+        return rd
+    now = now or datetime.now(UTC)
+    now_period = (now - _EPOCH) // timedelta(microseconds=1) // settings.period_us
+    return rd_of(entering_phi(rd, volatility, int(now_period) - period - 1, settings.max_rd))
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 _STANDINGS_SQL = f"""
 SELECT r.player_id, p.name, r.rating, r.games, r.wins, r.draws, r.losses, r.provisional,
        r.peak, r.reached_master,
-       h.after[greatest(cardinality(h.after) - {TREND_GAMES - 1}, 1):],
-       h.before[greatest(cardinality(h.before) - {TREND_GAMES - 1}, 1):]
+       h.after[greatest(cardinality(h.after) - {TREND_ENTRIES - 1}, 1):],
+       h.before[greatest(cardinality(h.before) - {TREND_ENTRIES - 1}, 1):],
+       h.periods[greatest(cardinality(h.periods) - {TREND_ENTRIES - 1}, 1):],
+       r.timeouts, r.rd, r.volatility, r.period
 FROM ratings r
 LEFT JOIN players p ON p.id = r.player_id
 LEFT JOIN rating_histories h ON h.ladder_id = r.ladder_id AND h.player_id = r.player_id
@@ -123,27 +184,59 @@ LIMIT %s OFFSET %s
 """
 
 
+def _trend(afters: list[float], befores: list[float], periods: list[int] | None) -> list[float]:
+    """The latest changes: one per match (Elo) or per rating period (Glicko-2)."""
+    if periods is None:
+        return [a - b for a, b in zip(afters, befores, strict=True)][-TREND_GAMES:]
+    changes: list[float] = []
+    last = None
+    for a, b, period in zip(afters, befores, periods, strict=True):
+        if period != last:
+            changes.append(a - b)
+        last = period
+    return changes[-TREND_GAMES:]
+
+
+def _uncertainty(
+    settings: RatingSettings, rating: float, rd: float | None, volatility: float | None,
+    period: int | None, provisional: bool,
+) -> tuple[float | None, tuple[float, float] | None, bool]:
+    """``(RD now, rating ± 2 RD, provisional)`` of a stored row."""
+    if not isinstance(settings, Glicko2Settings) or rd is None or volatility is None:
+        return None, None, provisional
+    now_rd = current_rd(settings, rd, volatility, period)
+    return now_rd, (rating - 2 * now_rd, rating + 2 * now_rd), now_rd > settings.provisional_rd
+
+
 async def standings(
-    conn: AsyncConnection, ladder_id: str, *, limit: int | None = None, offset: int = 0
+    conn: AsyncConnection, ladder_id: str, *, limit: int | None = None, offset: int = 0,
+    settings: RatingSettings | None = None,
 ) -> list[Standing]:
+    settings = settings or await _ladder_settings(conn, ladder_id)
+    system = _system(settings)
     cur = await conn.execute(_STANDINGS_SQL, (ladder_id, limit, offset))
-    return [
-        Standing(
+    out = []
+    for i, r in enumerate(await cur.fetchall(), start=1):
+        rd, interval, provisional = _uncertainty(settings, r[2], r[14], r[15], r[16], r[7])
+        out.append(Standing(
             rank=offset + i,
             player_id=r[0],
             name=r[1],
+            system=system,
             rating=r[2],
+            rd=rd,
+            interval=interval,
             games=r[3],
             wins=r[4],
             draws=r[5],
             losses=r[6],
-            provisional=r[7],
-            peak=r[8],
+            timeouts=r[13],
+            provisional=provisional,
+            peak=max(r[8], r[2]),
             reached_master=r[9],
-            trend=[a - b for a, b in zip(r[10] or [], r[11] or [], strict=True)],
-        )
-        for i, r in enumerate(await cur.fetchall(), start=1)
-    ]
+            trend=_trend(r[10] or [], r[11] or [], r[12]),
+        ))
+    return out
 
 
 @get(
@@ -158,9 +251,10 @@ async def leaderboard(
     limit: Annotated[int, Parameter(ge=1, le=1000)] = 100,
     offset: Annotated[int, Parameter(ge=0)] = 0,
 ) -> Leaderboard:
-    """The ladder's players best first: rating, games, W/D/L, recent trend, provisional mark."""
+    """The ladder's players best first: rating (± 2 RD on Glicko-2), games, W/D/L,
+    losses on time, recent trend, provisional mark."""
     async with pool.connection() as conn:
-        await _ladder_exists(conn, ladder_id)
+        settings = await _ladder_settings(conn, ladder_id)
         cur = await conn.execute(
             "SELECT position, matches, updated_at FROM ladder_projections WHERE ladder_id = %s",
             (ladder_id,),
@@ -168,9 +262,10 @@ async def leaderboard(
         row = await cur.fetchone()
         cur = await conn.execute("SELECT count(*) FROM ratings WHERE ladder_id = %s", (ladder_id,))
         count = await cur.fetchone()
-        rows = await standings(conn, ladder_id, limit=limit, offset=offset)
+        rows = await standings(conn, ladder_id, limit=limit, offset=offset, settings=settings)
     return Leaderboard(
         ladder_id=ladder_id,
+        system=_system(settings),
         position=row[0] if row else 0,
         matches=row[1] if row else 0,
         updated_at=row[2] if row else None,
@@ -193,34 +288,48 @@ async def player_ratings(
     after_game: Annotated[int, Parameter(ge=0)] = 0,
 ) -> PlayerRatings:
     """A player's rating history on a ladder: before, after and change per match, oldest first."""
+    return await rating_history(pool, ladder_id, player_id, limit=limit, after_game=after_game)
+
+
+async def rating_history(
+    pool: AsyncConnectionPool, ladder_id: str, player_id: str, *, limit: int | None = None,
+    after_game: int = 0, positions: tuple[int, int] | None = None,
+) -> PlayerRatings:
+    """A player's rating and history (``positions``: only matches in ``(lo, hi]``)."""
+    lo, hi = positions or (0, 2**62)
     async with pool.connection() as conn:
-        await _ladder_exists(conn, ladder_id)
-        cur = await conn.execute("SELECT name FROM players WHERE id = %s", (player_id,))
-        named = await cur.fetchone()
-        if named is None:
-            raise NotFound("No player has this id.")
+        settings = await _ladder_settings(conn, ladder_id)
+        named = await _player_name(conn, player_id)
         cur = await conn.execute(
-            "SELECT rating, games, provisional FROM ratings WHERE ladder_id = %s"
-            " AND player_id = %s",
+            "SELECT rating, games, provisional, rd, volatility, period FROM ratings"
+            " WHERE ladder_id = %s AND player_id = %s",
             (ladder_id, player_id),
         )
         current = await cur.fetchone()
         cur = await conn.execute(
             """SELECT h.game, h.match_id, h.position, h.opponent_id, p.name, h.score,
-                      h.before, h.after, h.change
+                      h.before, h.after, h.change, h.rd_before, h.rd_after, h.period, h.reason
                FROM rating_history h LEFT JOIN players p ON p.id = h.opponent_id
                WHERE h.ladder_id = %s AND h.player_id = %s AND h.game > %s
+                 AND h.position > %s AND h.position <= %s
                ORDER BY h.game LIMIT %s""",
-            (ladder_id, player_id, after_game, limit),
+            (ladder_id, player_id, after_game, lo, hi, limit),
         )
         rows = await cur.fetchall()
+    rd, interval, provisional = (
+        _uncertainty(settings, current[0], current[3], current[4], current[5], current[2])
+        if current else (None, None, True)
+    )
     return PlayerRatings(
         ladder_id=ladder_id,
         player_id=player_id,
-        name=named[0],
+        name=named,
+        system=_system(settings),
         rating=current[0] if current else None,
+        rd=rd,
+        interval=interval,
         games=current[1] if current else 0,
-        provisional=current[2] if current else True,
+        provisional=provisional,
         history=[
             HistoryEntry(
                 game=r[0],
@@ -233,10 +342,64 @@ async def player_ratings(
                 before=r[6],
                 after=r[7],
                 change=r[8],
+                rd_before=r[9],
+                rd_after=r[10],
+                period=r[11],
+                reason=r[12],
             )
             for r in rows
         ],
     )
+
+
+async def _player_name(conn: AsyncConnection, player_id: str) -> str:
+    cur = await conn.execute("SELECT name FROM players WHERE id = %s", (player_id,))
+    named = await cur.fetchone()
+    if named is None:
+        raise NotFound(f"No player has the id {player_id!r}.")
+    return str(named[0])
+
+
+@get(
+    "/api/ladders/{ladder_id:str}/expected",
+    operation_id="expectedScore",
+    tags=["ratings"],
+    security=[],
+)
+async def expected(
+    ladder_id: str,
+    pool: AsyncConnectionPool,
+    a: Annotated[str, Parameter(min_length=1, max_length=200)],
+    b: Annotated[str, Parameter(min_length=1, max_length=200)],
+) -> Expected:
+    """The score each of two players expects before a match between them, from
+    their ratings now (Elo: the difference capped; Glicko-2: both RDs counted)."""
+    if a == b:
+        raise ValidationFailed("a and b must be two different players.", code="same_player")
+    async with pool.connection() as conn:
+        settings = await _ladder_settings(conn, ladder_id)
+        for player in (a, b):
+            await _player_name(conn, player)
+        cur = await conn.execute(
+            "SELECT player_id, rating, rd, volatility, period FROM ratings"
+            " WHERE ladder_id = %s AND player_id = ANY(%s)",
+            (ladder_id, [a, b]),
+        )
+        found = {r[0]: r[1:] for r in await cur.fetchall()}
+    if isinstance(settings, Glicko2Settings):
+        fresh = (settings.initial, settings.initial_rd, settings.initial_volatility, None)
+        (ra, rda, va, pa), (rb, rdb, vb, pb) = (found.get(a, fresh), found.get(b, fresh))
+        now_a = current_rd(settings, rda, va, pa)
+        now_b = current_rd(settings, rdb, vb, pb)
+        e_a = glicko2_expected(ra, now_a, rb, now_b)
+        e_b = glicko2_expected(rb, now_b, ra, now_a)
+    else:
+        ra = found[a][0] if a in found else settings.initial
+        rb = found[b][0] if b in found else settings.initial
+        e_a = elo_expected(ra, rb, settings.max_difference)
+        e_b = elo_expected(rb, ra, settings.max_difference)
+    return Expected(ladder_id=ladder_id, system=_system(settings), a=a, b=b,
+                    expected_a=e_a, expected_b=e_b)
 
 
 @get(
@@ -249,7 +412,6 @@ async def player_ratings(
 async def standings_csv(ladder_id: str, pool: AsyncConnectionPool) -> Response[str]:
     """The whole leaderboard as CSV (ratings rounded to 0.1)."""
     async with pool.connection() as conn:
-        await _ladder_exists(conn, ladder_id)
         rows = await standings(conn, ladder_id)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -265,6 +427,8 @@ async def standings_csv(ladder_id: str, pool: AsyncConnectionPool) -> Response[s
             "losses",
             "provisional",
             "peak",
+            "rd",
+            "timeouts",
         ]
     )
     for s in rows:
@@ -280,6 +444,8 @@ async def standings_csv(ladder_id: str, pool: AsyncConnectionPool) -> Response[s
                 s.losses,
                 "yes" if s.provisional else "no",
                 f"{s.peak:.1f}",
+                "" if s.rd is None else f"{s.rd:.1f}",
+                s.timeouts,
             ]
         )
     return Response(
@@ -309,7 +475,7 @@ async def recompute(ladder_id: str, pool: AsyncConnectionPool, settings: Setting
     from workers.queue import enqueue_ladder_update
 
     async with pool.connection() as conn:
-        await _ladder_exists(conn, ladder_id)
+        await _ladder_settings(conn, ladder_id)
 
     def enqueue() -> str:
         job = enqueue_ladder_update(
@@ -370,4 +536,4 @@ async def job_status(job_id: str, settings: Settings) -> JobStatus:
     return found
 
 
-ROUTES = [leaderboard, player_ratings, standings_csv, recompute, job_status]
+ROUTES = [leaderboard, player_ratings, expected, standings_csv, recompute, job_status]

@@ -13,6 +13,7 @@ match is annulled, so the stored archive does not hold them).
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections import OrderedDict
 from typing import Annotated, Any, Literal
 
@@ -24,9 +25,14 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.events import DisputeFiled, MatchCreated, decode_event
-from schemas.views import EventView, MatchView
+from schemas.rules import MatchTerms
+from schemas.views import EventView, MatchView, Viewer
 from service.api.auth import Player
-from service.errors import Forbidden, NotFound
+from service.api.deps import caller_of
+from service.engine import redact
+from service.engine.redact import sight
+from service.errors import MatchaError, NotFound
+from service.matches import MatchFacts, check_record_export, replay_viewer
 from workers.replays import (
     ARCHIVE_FORMAT,
     RATINGS_OF_MATCH,
@@ -43,8 +49,9 @@ from workers.replays import (
     decode_record,
     pack,
     record_of_events,
-    redacted_event,
 )
+
+log = logging.getLogger("matcha.api.replays")
 
 CACHE_SIZE = 64
 """Decoded archives kept in memory, so stepping through frames does not
@@ -207,10 +214,25 @@ async def with_ratings(conn: AsyncConnection, headers: Headers) -> Headers:
     return add_ratings(headers, await cur.fetchall())
 
 
-def _viewer(view: ReplayView, player: Player | None) -> ReplayView:
-    if view == "omniscient" and (player is None or not player.has("admin")):
-        raise Forbidden("Only an admin may watch the omniscient replay.")
-    return view
+def record_facts(record: MatchRecord) -> MatchFacts:
+    """The facts of a recorded match: its creation and its terms (an old match's
+    record carries its ladder's hide-hands setting in its headers)."""
+    created = record.events[0].event
+    if not isinstance(created, MatchCreated):
+        raise NotFound("This record does not begin with the match's creation.")
+    terms = created.terms or MatchTerms(
+        hide_hands_in_replay=record.headers.hide_hands_in_replay
+    )
+    return MatchFacts(created=created, terms=terms)
+
+
+def shown_headers(headers: Headers, facts: MatchFacts, viewer: Viewer) -> Headers:
+    """The replay's headers as ``viewer`` may read them: the seed only where the
+    engine's table lets that viewer see it (not on a hide-hands match, but to admins)."""
+    over = headers.annulled or headers.result != "*"
+    if sight(viewer, over, facts.terms.hide_hands_in_replay).seed:
+        return headers
+    return msgspec.structs.replace(headers, seed=None)
 
 
 @get(
@@ -219,12 +241,16 @@ def _viewer(view: ReplayView, player: Player | None) -> ReplayView:
     tags=["replays"],
     security=[],
 )
-async def get_replay(match_id: str, pool: AsyncConnectionPool) -> Replay:
+async def get_replay(match_id: str, pool: AsyncConnectionPool, viewer: Player | None) -> Replay:
     """A finished match's replay: headers (PGN-like tags) and a summary of its frames."""
     cached = await load_archive(pool, match_id)
     archive = cached.archive
+    facts = record_facts(archive.record)
+    who = "omniscient" if viewer is not None and viewer.has("admin") else "spectator"
     async with pool.connection() as conn:
-        headers = await with_ratings(conn, archive.record.headers)
+        headers = shown_headers(
+            await with_ratings(conn, archive.record.headers), facts, who
+        )
     return Replay(
         format=archive.format,
         headers=headers,
@@ -255,8 +281,9 @@ async def get_frame(
 ) -> ReplayFrame:
     """Frame ``n`` (1-based): the event and what a viewer sees after it.
     ``?view=omniscient`` (admins) shows everything at every step."""
-    who = _viewer(view, viewer)
     archive = (await load_archive(pool, match_id)).archive
+    facts = record_facts(archive.record)
+    who = replay_viewer(facts, caller_of(viewer), omniscient=view == "omniscient")
     frames = archive.frames
     if not 1 <= n <= len(frames):
         raise NotFound(f"This replay has frames 1 to {len(frames)}.", code="no_such_frame")
@@ -265,9 +292,12 @@ async def get_frame(
         match_id=match_id,
         n=n,
         of=len(frames),
-        viewer=who,
-        event=redacted_event(
-            archive.record, n, "omniscient" if who == "omniscient" else "spectator"
+        viewer="omniscient" if who == "omniscient" else "public",
+        event=redact(
+            archive.record.events[n - 1].event,
+            who,
+            match_over=True,
+            hide_hands_in_replay=facts.terms.hide_hands_in_replay,
         ),
         view=frame.omniscient if who == "omniscient" else frame.public_view(),
     )
@@ -280,29 +310,81 @@ async def get_frame(
     security=[],
 )
 async def export_record(
-    match_id: str, pool: AsyncConnectionPool, viewer: Player | None
-) -> Response[MatchRecord]:
-    """The portable match record (headers + every event with its chain hashes).
+    request: Request[Any, Any, Any],
+    match_id: str,
+    pool: AsyncConnectionPool,
+    viewer: Player | None,
+) -> Response[Any]:
+    """The portable match record (headers + every event with its chain hashes),
+    with the service's final receipt, its public keys, the match's checkpoint
+    proof and the audit's ``problems`` (``matcha verify`` checks it offline).
 
     It holds every card, as anyone may see once the match is over; on a ladder
     that hides hands in replays only an admin may export it. Disputes are
     private to their filer and admins, so anyone else gets the record up to the
     first dispute (its version in the ``Matcha-Record-Withheld-From`` header);
     the match page and the log still show the dispute's state and any annulment.
+    A log the service did not sign as it stands, or one that no longer folds
+    into a match, is answered with a 409 problem+json listing what the audit
+    found (``errors``), never a 5xx.
     """
-    record = (await load_archive(pool, match_id)).archive.record
-    admin = viewer is not None and viewer.has("admin")
-    if record.headers.hide_hands_in_replay and not admin:
-        raise Forbidden(
-            "This ladder keeps hands hidden in replays: only an admin may export the full record."
+    from service.evidence.record import record_evidence, unsigned
+
+    evidence = getattr(request.app.state, "evidence", None)
+    async with pool.connection() as conn:
+        found = await record_evidence(conn, match_id, evidence)
+    problems = found.report.verdict.reasons
+    if unsigned(found.report):
+        return _tampered(
+            request, "The service did not sign this match's log as it stands", problems
         )
+    try:
+        record = (await load_archive(pool, match_id)).archive.record
+    except MatchaError:
+        raise
+    except Exception as exc:  # a forged log can break the fold anywhere: report, never 500
+        log.warning("the record of %s cannot be built: %s", match_id, exc)
+        return _tampered(request, "This match's log no longer folds into a match", problems)
+    caller = caller_of(viewer)
+    check_record_export(record_facts(record), caller)
+    admin = caller.admin
     withheld = None if admin else _first_dispute(record)
     if withheld is not None:
         record = await to_thread.run_sync(_record_before, record, withheld)
     async with pool.connection() as conn:
         headers = await with_ratings(conn, record.headers)
     headers_out = {} if withheld is None else {"Matcha-Record-Withheld-From": str(withheld)}
-    return Response(msgspec.structs.replace(record, headers=headers), headers=headers_out)
+    receipt, proof = found.receipt, found.checkpoint
+    if withheld is not None:
+        # what this record holds is signed too: the last signed head before the withheld part
+        from service.evidence.record import signed_receipt
+
+        if receipt is not None and receipt.version >= withheld:
+            async with pool.connection() as conn:
+                receipt = await signed_receipt(conn, match_id, before=withheld)
+        if proof is not None and proof.leaf.version >= withheld:
+            proof = None
+    out = msgspec.structs.replace(
+        record,
+        headers=headers,
+        receipt=receipt,
+        keys=found.keys,
+        checkpoint=proof,
+        problems=problems,
+    )
+    return Response(out, headers=headers_out)
+
+
+def _tampered(request: Request[Any, Any, Any], why: str, problems: list[str]) -> Response[Any]:
+    from service.api.errors import problem_response
+
+    return problem_response(
+        request,
+        409,
+        "match_log_inconsistent",
+        f"{why}: an admin audit names each problem (GET /api/admin/matches/{{id}}/audit).",
+        errors=[{"field": None, "message": p} for p in problems] or None,
+    )
 
 
 def _first_dispute(record: MatchRecord) -> int | None:
@@ -335,9 +417,21 @@ def _record_before(record: MatchRecord, version: int) -> MatchRecord:
 )
 async def import_record(request: Request[Any, Any, Any]) -> RecordCheck:
     """Check a match record: its hash chain, a re-fold of its events through the
-    engine, its deals against its seed; and return its frames when it holds up."""
+    engine, its deals against its seed, and the receipt and checkpoint proof it
+    carries against the service's keys; and return its frames when it holds up."""
     record = decode_record(await request.body())
-    return await to_thread.run_sync(check_record, record)
+    checked = await to_thread.run_sync(check_record, record)
+    evidence = getattr(request.app.state, "evidence", None)
+    if evidence is not None and (record.receipt is not None or record.checkpoint is not None):
+        # what the record says the service signed must verify with the service's keys
+        from service.evidence.cli import signed_checks
+
+        _, problems = signed_checks(record, [], evidence.keyring, require_receipt=False)
+        if problems:
+            checked = msgspec.structs.replace(
+                checked, ok=False, problems=[*checked.problems, *problems], frames=[]
+            )
+    return checked
 
 
 ROUTES = [get_replay, get_frame, export_record, import_record]

@@ -8,19 +8,25 @@ The exit status is what a script checks before publishing standings:
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 from collections import Counter
+from typing import Any
 
 import click
 import msgspec
 from psycopg import AsyncConnection
 from tqdm import tqdm  # type: ignore[import-untyped]
 
-from service.audit.audit import audit_match
+from service.audit.audit import audit_seen_by
 from service.audit.render import render
-from service.audit.report import to_json
+from service.audit.report import AuditReport, to_json
 from service.audit.rows import match_ids
 from service.audit.timing import DEFAULT_GAP_S
+from service.matches.policy import Caller
+
+OPERATOR = Caller(player_id=None, roles=frozenset({"admin"}))
+"""Whoever runs ``matcha audit`` (they hold the database URL)."""
 
 
 class MatchLine(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,9 +45,58 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     matches: list[MatchLine]
 
 
-async def _one(url: str, match_id: str, as_json: bool, gap_s: float, log: bool) -> bool:
+class _Evidence(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``--keys``, ``--checkpoints`` and ``--receipt`` name (else the environment's)."""
+
+    keys: str | None = None
+    checkpoints: str | None = None
+    receipts: tuple[str, ...] = ()
+
+
+_logs: dict[Any, Any] = {}
+
+
+@functools.cache
+def _keyring(path: str) -> Any:
+    from pathlib import Path
+
+    from service.evidence.keys import Keyring
+
+    return Keyring.from_json(Path(path).read_bytes())
+
+
+async def _audit(
+    conn: AsyncConnection, match_id: str, gap_s: float, ev: _Evidence
+) -> AuditReport:
+    from pathlib import Path
+
+    from service.evidence.checkpoints import checkpoint_log_for
+    from service.evidence.receipts import decode_receipts
+
+    keyring = _keyring(ev.keys) if ev.keys else None
+    checkpoints = None
+    if ev.checkpoints:
+        found = await checkpoint_log_for(conn, Path(ev.checkpoints))
+        checkpoints = _logs.setdefault(found.path, found)  # read once per run, then appended
+    receipts = [r for path in ev.receipts for r in decode_receipts(Path(path).read_bytes())]
+    # The operator audits as an administrator: the viewer policy shows a live
+    # match's public log only, as the API does.
+    return await audit_seen_by(
+        conn,
+        match_id,
+        OPERATOR,
+        gap_threshold_s=gap_s,
+        keyring=keyring,
+        checkpoints=checkpoints,
+        receipts=receipts,
+    )
+
+
+async def _one(
+    url: str, match_id: str, as_json: bool, gap_s: float, log: bool, ev: _Evidence
+) -> bool:
     async with await AsyncConnection.connect(url, autocommit=True) as conn:
-        report = await audit_match(conn, match_id, gap_threshold_s=gap_s)
+        report = await _audit(conn, match_id, gap_s, ev)
     if as_json:
         click.echo(to_json(report).decode())
     else:
@@ -49,13 +104,15 @@ async def _one(url: str, match_id: str, as_json: bool, gap_s: float, log: bool) 
     return report.verdict.consistent
 
 
-async def _many(url: str, ladder_id: str | None, as_json: bool, gap_s: float) -> bool:
+async def _many(
+    url: str, ladder_id: str | None, as_json: bool, gap_s: float, ev: _Evidence
+) -> bool:
     lines: list[MatchLine] = []
     async with await AsyncConnection.connect(url, autocommit=True) as conn:
         ids = await match_ids(conn, ladder_id)
         bar = tqdm(ids, desc="auditing", unit="match", file=sys.stderr, disable=not ids)
         for match_id in bar:
-            report = await audit_match(conn, match_id, gap_threshold_s=gap_s)
+            report = await _audit(conn, match_id, gap_s, ev)
             lines.append(
                 MatchLine(
                     match_id=match_id,
@@ -103,6 +160,12 @@ async def _many(url: str, ladder_id: str | None, as_json: bool, gap_s: float) ->
     "--database-url", envvar="DATABASE_URL", required=True,
     help="PostgreSQL URL of the event store (default: $DATABASE_URL).",
 )
+@click.option("--keys", type=click.Path(exists=True, dir_okay=False),
+              help="The service's public keys (GET /api/keys) [MATCHA_PUBLIC_KEYS_FILE].")
+@click.option("--checkpoints", type=click.Path(file_okay=False),
+              help="The folder of checkpoint logs [MATCHA_CHECKPOINT_DIR].")
+@click.option("--receipt", "receipts", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A file of receipts a player holds (repeatable): checked against the log.")
 def audit(
     match_id: str | None,
     ladder_id: str | None,
@@ -111,6 +174,9 @@ def audit(
     gap_seconds: float,
     no_log: bool,
     database_url: str,
+    keys: str | None,
+    checkpoints: str | None,
+    receipts: tuple[str, ...],
 ) -> None:
     """Audit MATCH_ID (or --ladder ID, or --all): chain, re-fold, fairness, timing.
 
@@ -119,8 +185,9 @@ def audit(
     chosen = sum((match_id is not None, ladder_id is not None, every))
     if chosen != 1:
         raise click.UsageError("Give exactly one of MATCH_ID, --ladder ID or --all.")
+    ev = _Evidence(keys=keys, checkpoints=checkpoints, receipts=receipts)
     if match_id is not None:
-        ok = asyncio.run(_one(database_url, match_id, as_json, gap_seconds, not no_log))
+        ok = asyncio.run(_one(database_url, match_id, as_json, gap_seconds, not no_log, ev))
     else:
-        ok = asyncio.run(_many(database_url, ladder_id, as_json, gap_seconds))
+        ok = asyncio.run(_many(database_url, ladder_id, as_json, gap_seconds, ev))
     sys.exit(0 if ok else 1)

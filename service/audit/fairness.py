@@ -29,6 +29,15 @@ def revealed_seed(rows: Sequence[RawRow]) -> tuple[str | None, int | None]:
     return None, None
 
 
+def _first_deal_fits(game: Sequence[RawRow], seed: str, created: MatchCreated) -> bool:
+    """The first logged deal is exactly what ``seed`` deals."""
+    row = next((r for r in game if r.type == "hand_dealt"), None)
+    if row is None:
+        return False
+    expected = dealing.deal(seed, 1, created.first_dealer, ((), ()), created.ruleset.hand_size)
+    return same_json(row.data, as_json(expected))
+
+
 def fairness(rows: Sequence[RawRow], seed: str | None, *, live: bool) -> FairnessCheck:
     """Check ``seed`` (the revealed one; for a live match, the stored one or None)."""
     game = [r for r in rows if r.type not in ADMIN_TYPES]
@@ -55,7 +64,43 @@ def fairness(rows: Sequence[RawRow], seed: str | None, *, live: bool) -> Fairnes
         )
     note = "match live: checked with the stored seed" if live else None
     ended_version = next((r.version for r in game if r.type == "match_ended"), None)
-    if not dealing.valid_seed(seed) or created.seed_commitment != dealing.commitment(seed):
+    if created.dealing_scheme not in dealing.SCHEMES:
+        return FairnessCheck(
+            status="inconsistent",
+            commitment_ok=None,
+            deals_checked=0,
+            first_bad_deal=Finding(
+                version=created_row.version,
+                event_type="match_created",
+                problem=f"unknown dealing scheme {created.dealing_scheme!r}",
+            ),
+        )
+    if (
+        not dealing.valid_seed(seed)
+        or created.seed_commitment != dealing.expected_commitment(created, seed)
+    ):
+        if (
+            created.dealing_scheme == dealing.SCHEME
+            and dealing.valid_seed(seed)
+            and _first_deal_fits(game, seed, created)
+        ):
+            # The seed derives the logged deals, so it is the real one (no other
+            # seed gives them): what changed is the identity it was bound to.
+            return FairnessCheck(
+                status="inconsistent",
+                commitment_ok=False,
+                deals_checked=0,
+                first_bad_deal=Finding(
+                    version=created_row.version,
+                    event_type="match_created",
+                    problem="the match's identity is not the one its seed was committed with "
+                    "(matcha-deal-v2 binds the match id, players, ruleset, ladder and first "
+                    "dealer): the match was copied under another id, or its seats or ladder "
+                    "were changed",
+                    expected=created.seed_commitment,
+                ),
+                note=note,
+            )
         return FairnessCheck(
             status="inconsistent",
             commitment_ok=False,
@@ -69,17 +114,6 @@ def fairness(rows: Sequence[RawRow], seed: str | None, *, live: bool) -> Fairnes
                 expected=created.seed_commitment,
             ),
             note=note,
-        )
-    if created.dealing_scheme != dealing.SCHEME:
-        return FairnessCheck(
-            status="inconsistent",
-            commitment_ok=True,
-            deals_checked=0,
-            first_bad_deal=Finding(
-                version=created_row.version,
-                event_type="match_created",
-                problem=f"unknown dealing scheme {created.dealing_scheme!r}",
-            ),
         )
     kept: list[tuple[Card, ...]] = [(), ()]
     deals = 0

@@ -87,6 +87,21 @@ def render(report: AuditReport, *, log: bool = True) -> str:
     a = r.admin
     out.append(f"Admin:    {a.status} ({a.events} admin events)")
     out += _finding(a.first_problem)
+    sg = r.signatures
+    keys = ", ".join(sg.keys) or "none"
+    legacy = f", {sg.legacy_rows} rows from before signing" if sg.legacy_rows else ""
+    out.append(f"Signed:   {sg.status} ({sg.signed_rows} signatures, keys {keys}{legacy})")
+    out += _finding(sg.first_unsigned)
+    if sg.note:
+        out.append(f"    note: {sg.note}")
+    ev = r.evidence
+    held = f"checkpoint {ev.checkpoint} at version {ev.checkpoint_version}" if ev.checkpoint else (
+        "no checkpoint"
+    )
+    out.append(f"Evidence: {ev.status} ({held}, {ev.receipts} receipts)")
+    out += _finding(ev.first_problem)
+    if ev.note:
+        out.append(f"    note: {ev.note}")
     t = r.timing
     out.append("Timing:")
     for s in t.seats:

@@ -141,6 +141,36 @@ class DisputeState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
     decided_at: datetime | None = None
 
 
+class SignatureCheck(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Every row is covered by a service signature: its own, or that of a later
+    row of the same append through the hash chain (docs/audit.md)."""
+
+    status: CheckStatus
+    signed_rows: int = 0
+    """Rows that carry a valid signature (the last row of each append)."""
+    legacy_rows: int = 0
+    """Rows written before the service signed anything (migration 0025)."""
+    keys: list[str] = []
+    """The key ids that signed this match."""
+    first_unsigned: Finding | None = None
+    note: str | None = None
+
+
+class EvidenceCheck(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The log against evidence kept outside the database: the latest signed
+    checkpoint that holds this match, and any receipts presented."""
+
+    status: CheckStatus
+    checkpoint: int | None = None
+    """The sequence number of the checkpoint checked against."""
+    checkpoint_version: int | None = None
+    """The match's version in that checkpoint."""
+    receipts: int = 0
+    """Receipts presented and checked."""
+    first_problem: Finding | None = None
+    note: str | None = None
+
+
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     consistent: bool
     line: str
@@ -162,6 +192,16 @@ class AuditReport(msgspec.Struct, frozen=True, kw_only=True):
     timing: Timing
     disputes: list[DisputeState]
     verdict: Verdict
+    signatures: SignatureCheck = msgspec.field(
+        default_factory=lambda: SignatureCheck(status="skipped", note="not checked")
+    )
+    evidence: EvidenceCheck = msgspec.field(
+        default_factory=lambda: EvidenceCheck(status="skipped", note="not checked")
+    )
+    public_only: bool = False
+    """The match is being played: ``events`` is the public log (as a live spectator
+    sees it) and no finding quotes the values it compared; the checks themselves
+    ran over the whole log (docs/audit.md, "Who reads what")."""
 
 
 _encoder = msgspec.json.Encoder()

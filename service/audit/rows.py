@@ -24,14 +24,21 @@ class RawRow(msgspec.Struct, frozen=True, kw_only=True):
     recorded_at: datetime
     prev_hash: bytes
     hash: bytes
+    key_id: str | None = None
+    signature: bytes | None = None
+    """The service's signature of this row's head (the last row of an append), else None."""
 
 
-COLUMNS = "position, match_id, version, type, data::text, actor, recorded_at, prev_hash, hash"
+COLUMNS = (
+    "position, match_id, version, type, data::text, actor, recorded_at, prev_hash, hash,"
+    " key_id, signature"
+)
 """``data`` as text: msgspec parses it several times faster than psycopg's json loader."""
 
 
 def _row(values: tuple[Any, ...]) -> RawRow:
-    position, match_id, version, type_, text, actor, recorded_at, prev_hash, hash_ = values
+    (position, match_id, version, type_, text, actor, recorded_at, prev_hash, hash_, key_id,
+     signature) = values
     data = msgspec.json.decode(text)
     return RawRow(
         position=position,
@@ -43,6 +50,8 @@ def _row(values: tuple[Any, ...]) -> RawRow:
         recorded_at=recorded_at,
         prev_hash=bytes(prev_hash),
         hash=bytes(hash_),
+        key_id=key_id,
+        signature=None if signature is None else bytes(signature),
     )
 
 

@@ -15,6 +15,15 @@ Shuffle 1 orders the non-zero cards not kept (in canonical order); the first
 six are the tea cards. Shuffle 2 orders the rest of them followed by the
 zero cards not kept; cards are dealt one at a time, the non-dealer first,
 skipping a full hand, and the last two are set aside.
+
+Scheme ``matcha-deal-v2`` deals the same way and changes only the
+commitment, which also binds the match's identity (its id, players, ruleset,
+ladder and first dealer): ``sha256(b"matcha-deal-v2" || seed || binding)``
+with ``binding = sha256(b"matcha-match-binding-v1" || field(match_id) ||
+field(player 0) || field(player 1) || field(ladder_id or "") ||
+field(ruleset JSON) || field(first dealer))``. A match copied under another
+id, with its seats swapped or moved to another ladder, then no longer fits
+its commitment; ``v1`` commitments (``sha256(seed)``) still verify old matches.
 """
 
 import re
@@ -24,11 +33,22 @@ from functools import lru_cache
 from hashlib import sha256
 from operator import mod
 
+import msgspec
+
 from schemas.cards import ALL_CARDS, Card, Seat
 from schemas.events import CardsKept, Event, HandDealt, HandEnded, MatchCreated, MatchEnded, TeaPair
+from schemas.rules import Ruleset
 
-SCHEME = "matcha-deal-v1"
-_DOMAIN = SCHEME.encode()
+SCHEME_V1 = "matcha-deal-v1"
+"""The commitment is ``sha256(seed)``: matches created before v2."""
+SCHEME = "matcha-deal-v2"
+"""What new matches use: the commitment binds the match's identity too."""
+SCHEMES = (SCHEME_V1, SCHEME)
+_DOMAIN = SCHEME_V1.encode()
+"""The shuffle streams' domain, the same in both schemes (only the commitment changed)."""
+_COMMIT_V2 = SCHEME.encode()
+_BINDING_DOMAIN = b"matcha-match-binding-v1"
+_ruleset_encoder = msgspec.json.Encoder()
 _SEED_RE = re.compile(r"[0-9a-f]{64}")
 _NON_ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] != "Z")
 _ZERO: tuple[Card, ...] = tuple(c for c in ALL_CARDS if c[0] == "Z")
@@ -57,6 +77,65 @@ def commitment(seed: str) -> str:
     seed against the commitment again.
     """
     return sha256(bytes.fromhex(seed)).hexdigest()
+
+
+def _field(raw: bytes) -> bytes:
+    return len(raw).to_bytes(4, "big") + raw
+
+
+def binding(
+    *,
+    match_id: str,
+    players: tuple[str, str],
+    ruleset: Ruleset,
+    ladder_id: str | None,
+    first_dealer: int,
+) -> bytes:
+    """The 32-byte digest of what a ``matcha-deal-v2`` commitment binds (docs/dealing.md)."""
+    return sha256(
+        b"".join(
+            (
+                _BINDING_DOMAIN,
+                _field(match_id.encode()),
+                _field(players[0].encode()),
+                _field(players[1].encode()),
+                _field((ladder_id or "").encode()),
+                _field(_ruleset_encoder.encode(ruleset)),
+                _field(str(first_dealer).encode()),
+            )
+        )
+    ).digest()
+
+
+def binding_of(created: MatchCreated) -> bytes:
+    return binding(
+        match_id=created.match_id,
+        players=created.players,
+        ruleset=created.ruleset,
+        ladder_id=created.ladder_id,
+        first_dealer=created.first_dealer,
+    )
+
+
+@lru_cache(maxsize=1024)
+def bound_commitment(seed: str, bound: bytes) -> str:
+    """The ``matcha-deal-v2`` commitment: ``sha256("matcha-deal-v2" || seed || binding)``."""
+    return sha256(_COMMIT_V2 + bytes.fromhex(seed) + bound).hexdigest()
+
+
+def expected_commitment(created: MatchCreated, seed: str) -> str | None:
+    """The commitment ``seed`` gives under the match's own scheme (None: unknown scheme)."""
+    if created.dealing_scheme == SCHEME:
+        return bound_commitment(seed, binding_of(created))
+    if created.dealing_scheme == SCHEME_V1:
+        return commitment(seed)
+    return None
+
+
+def fits(seed: str, seed_commitment: str, bound: bytes) -> bool:
+    """``seed`` is the one committed to, under either scheme (the engine's check
+    before each deal; the audit names the scheme, see ``expected_commitment``)."""
+    return seed_commitment in (commitment(seed), bound_commitment(seed, bound))
 
 
 def stream(seed: bytes, hand: int, shuffle_no: int) -> Iterator[int]:
@@ -166,22 +245,23 @@ def check_deals(events: Iterable[Event], seed: str) -> list[str]:
         match event:
             case MatchCreated():
                 hand_size = event.ruleset.hand_size
-                if event.seed_commitment != commitment(seed):
+                expected = expected_commitment(event, seed)
+                if expected is None:
+                    problems.append(
+                        f"Event {version}: unknown dealing scheme {event.dealing_scheme!r}."
+                    )
+                elif event.seed_commitment != expected:
                     problems.append(
                         f"Event {version}: the seed does not match the commitment "
                         "published when the match was created."
-                    )
-                if event.dealing_scheme != SCHEME:
-                    problems.append(
-                        f"Event {version}: unknown dealing scheme {event.dealing_scheme!r}."
                     )
             case HandEnded():
                 kept = [(), ()]
             case CardsKept():
                 kept[event.seat] = event.cards
             case HandDealt():
-                expected = deal(seed, event.hand, event.dealer, (kept[0], kept[1]), hand_size)
-                if expected != event:
+                dealt = deal(seed, event.hand, event.dealer, (kept[0], kept[1]), hand_size)
+                if dealt != event:
                     problems.append(
                         f"Event {version}: hand {event.hand} was not dealt as the seed gives."
                     )

@@ -1,35 +1,54 @@
 """decide: check a command against the rules and emit every event it causes.
 
-A seat command's events include all its consequences (automatic passes, the
-reveal, the win check, the hand end, the next deal, the match end), so the
-log alone tells the whole story. Each emitted event is applied at once to a
+Every command a match takes comes here, whoever sends it: a seat's move, the
+clock's time-out, a player's dispute, an administrator's decision or
+annulment. A seat command's events include all its consequences (automatic
+passes, the reveal, the win check, the hand end, the next deal, the match
+end), so the log alone tells the whole story. Each emitted event is applied at once to a
 scratch copy of the state (``Table``) with the very handler that folding uses
 (``evolve.card_played`` for a ``CardPlayed``, ...), called directly since the
 type is known here, so consequences are computed from the state the log
 will produce.
 """
 
-from collections.abc import Callable
-from typing import Any
+from datetime import timedelta
 
 from schemas.cards import Card, RoundNo, Seat
-from schemas.commands import Command, KeepCards, Pass, PlayCard, Resign, StartMatch
+from schemas.commands import (
+    AnnulMatch,
+    Command,
+    DecideDispute,
+    FileDispute,
+    KeepCards,
+    Pass,
+    PlayCard,
+    Resign,
+    StartMatch,
+    TimeOut,
+)
 from schemas.events import (
     CardPlayed,
     CardsKept,
+    DisputeDecided,
+    DisputeFiled,
     EndReason,
     Event,
     HandEnded,
+    MatchAnnulled,
     MatchCreated,
     MatchEnded,
     Passed,
 )
-from service.engine.dealing import SCHEME, commitment, deal, valid_seed
+from schemas.rules import DEFAULT_TERMS
+from service.engine.dealing import SCHEME, binding, bound_commitment, deal, fits, valid_seed
 from service.engine.evolve import (
     card_played,
     cards_kept,
+    dispute_decided,
+    dispute_filed,
     hand_dealt,
     hand_ended,
+    match_annulled,
     match_created,
     match_ended,
     passed,
@@ -39,7 +58,7 @@ from service.engine.reveal import reveal
 from service.engine.state import FIRST_SLOT, State, Table, freeze, thaw
 from service.engine.turns import must_keep, other
 from service.engine.winning import check_win, compare, last_hand
-from service.errors import RuleError
+from service.errors import RuleConflict, RuleError, RuleInputError
 
 
 def decide(state: State, command: Command) -> list[Event]:
@@ -61,7 +80,30 @@ def run(t: Table, command: Command) -> list[Event]:
     ``RuleError``, ``t`` must be thrown away.
     """
     events: list[Event] = []
-    _COMMANDS[type(command)](t, command, events)
+    if command.at is not None:
+        t.last_at = command.at  # the instant every event of this command is recorded at
+    # The common moves first: a class pattern tries each case in turn.
+    match command:
+        case PlayCard():
+            _play(t, command, events)
+        case Pass():
+            _pass(t, command, events)
+        case KeepCards():
+            _keep(t, command, events)
+        case Resign():
+            _check_live(t)
+            _end(t, events, other(command.seat), "resigned")
+        case TimeOut():
+            _check_live(t)
+            _end(t, events, other(command.seat), "timeout")
+        case StartMatch():
+            _start(t, command, events)
+        case FileDispute():
+            _file_dispute(t, command, events)
+        case DecideDispute():
+            _decide_dispute(t, command, events)
+        case AnnulMatch():
+            _annul(t, command, events)
     _settle(t, events)
     t.version += len(events)  # one per event, as ``evolve.apply`` counts them
     return events
@@ -69,11 +111,7 @@ def run(t: Table, command: Command) -> list[Event]:
 
 def time_out(state: State, seat: Seat) -> list[Event]:
     """An organiser's clock ran out for ``seat``: it loses (RULES §6)."""
-    t = thaw(state)
-    _check_live(t)
-    events: list[Event] = []
-    _end(t, events, other(seat), "timeout")
-    return events
+    return decide(state, TimeOut(seat=seat))
 
 
 # -- checks: the order is the order a player would want to be told ----------
@@ -139,9 +177,19 @@ def _start(t: Table, command: StartMatch, events: list[Event]) -> None:
         players=command.players,
         ruleset=command.ruleset,
         first_dealer=command.first_dealer,
-        seed_commitment=commitment(command.seed),
+        seed_commitment=bound_commitment(
+            command.seed,
+            binding(
+                match_id=command.match_id,
+                players=command.players,
+                ruleset=command.ruleset,
+                ladder_id=command.ladder_id,
+                first_dealer=command.first_dealer,
+            ),
+        ),
         ladder_id=command.ladder_id,
         dealing_scheme=SCHEME,
+        terms=command.terms,
     )
     events.append(created)
     match_created(t, created)
@@ -185,18 +233,84 @@ def _keep(t: Table, command: KeepCards, events: list[Event]) -> None:
     cards_kept(t, chose)
 
 
-def _resign(t: Table, command: Resign, events: list[Event]) -> None:
-    _check_live(t)
-    _end(t, events, other(command.seat), "resigned")
+MAX_REASON = 2_000
+"""A dispute's, a decision's or an annulment's written reason, in characters."""
 
 
-_COMMANDS: dict[type, Callable[[Table, Any, list[Event]], None]] = {
-    PlayCard: _play,
-    Pass: _pass,
-    KeepCards: _keep,
-    Resign: _resign,
-    StartMatch: _start,
-}
+def _reason(text: str, what: str) -> str:
+    text = text.strip()
+    if not text:
+        raise RuleInputError("reason_required", f"A {what} needs a written reason.")
+    if len(text) > MAX_REASON:
+        raise RuleInputError(
+            "reason_too_long", f"A {what}'s reason is at most {MAX_REASON} characters."
+        )
+    return text
+
+
+def _file_dispute(t: Table, command: FileDispute, events: list[Event]) -> None:
+    """RULES §6 and docs/audit.md: a player of an ended match may dispute it, within
+    the match's dispute window, with one dispute of theirs waiting at a time."""
+    if t.players[command.seat] != command.player:
+        raise RuleConflict("not_a_player", "Only the two players of this match may dispute it.")
+    if t.annulled:
+        raise RuleConflict("match_annulled", "This match was annulled.")
+    if not t.ended:
+        raise RuleConflict("match_not_finished", "A match can be disputed once it has ended.")
+    window = (t.terms or DEFAULT_TERMS).dispute_window_s
+    if command.at is None or t.ended_at is None:
+        raise RuleConflict("no_time", "A dispute is judged against the time the match ended.")
+    if command.at > t.ended_at + timedelta(seconds=window):
+        raise RuleConflict(
+            "dispute_window_closed",
+            f"Disputes on this match closed {window} seconds after it ended.",
+        )
+    if any(seat == command.seat and upheld is None for _, seat, upheld in t.disputes):
+        raise RuleConflict(
+            "dispute_pending",
+            "You already have a dispute on this match waiting for a decision.",
+        )
+    if any(d == command.dispute_id for d, _, _ in t.disputes):
+        raise RuleConflict("dispute_exists", "A dispute with this id was already filed.")
+    filed = DisputeFiled(
+        dispute_id=command.dispute_id,
+        seat=command.seat,
+        player=command.player,
+        reason=_reason(command.reason, "dispute"),
+    )
+    events.append(filed)
+    dispute_filed(t, filed)
+
+
+def _decide_dispute(t: Table, command: DecideDispute, events: list[Event]) -> None:
+    """Each dispute is decided once; upholding it annuls the match (unless it already is)."""
+    found = next((d for d in t.disputes if d[0] == command.dispute_id), None)
+    if found is None:
+        raise RuleConflict("dispute_not_found", "No dispute of this match has this id.")
+    if found[2] is not None:
+        state = "upheld" if found[2] else "rejected"
+        raise RuleConflict("dispute_decided", f"This dispute was already {state}.")
+    reason = _reason(command.reason, "decision")
+    decided = DisputeDecided(
+        dispute_id=command.dispute_id, upheld=command.upheld, admin=command.admin, reason=reason
+    )
+    events.append(decided)
+    dispute_decided(t, decided)
+    if command.upheld and not t.annulled:
+        annulled = MatchAnnulled(admin=command.admin, reason=reason, dispute_id=command.dispute_id)
+        events.append(annulled)
+        match_annulled(t, annulled)
+
+
+def _annul(t: Table, command: AnnulMatch, events: list[Event]) -> None:
+    """An administrator annuls a match once, during play or after its end."""
+    if t.annulled:
+        raise RuleConflict("match_annulled", "This match is already annulled.")
+    if not t.match_id:
+        raise RuleConflict("not_started", "This match has not been created.")
+    annulled = MatchAnnulled(admin=command.admin, reason=_reason(command.reason, "annulment"))
+    events.append(annulled)
+    match_annulled(t, annulled)
 
 
 # -- consequences ----------------------------------------------------------
@@ -211,8 +325,8 @@ def _settle(t: Table, events: list[Event]) -> None:
             if seat is None:  # both passed
                 _reveal(t, events)
                 continue
-            # turns.can_play, inline (asked after every move): a card in hand and a
-            # target of this round still free for the seat.
+            # Has the seat a legal play? A card in hand and a target of this round
+            # still free for it (asked after every move, so written inline).
             i = FIRST_SLOT[t.round][seat]  # the number target; the suit target follows
             if t.hands[seat] and (t.placed[i] is None or t.placed[i + 1] is None):
                 return
@@ -247,10 +361,21 @@ def _reveal(t: Table, events: list[Event]) -> None:
             hand_ended(t, ended)
 
 
+def _binding(t: Table) -> bytes:
+    """What the match's commitment binds (``dealing.binding``), from the table."""
+    return binding(
+        match_id=t.match_id,
+        players=t.players,
+        ruleset=t.ruleset,
+        ladder_id=t.ladder_id,
+        first_dealer=t.first_dealer or 0,
+    )
+
+
 def _deal_next(t: Table, events: list[Event]) -> None:
     if t.seed is None:
         raise RuleError("no_seed", "The next hand cannot be dealt without the match's seed.")
-    if t.seed_commitment is not None and commitment(t.seed) != t.seed_commitment:
+    if t.seed_commitment is not None and not fits(t.seed, t.seed_commitment, _binding(t)):
         raise RuleError("no_seed", "The seed given does not match this match's commitment.")
     kept: tuple[tuple[Card, ...], tuple[Card, ...]] = (t.kept[0] or (), t.kept[1] or ())
     dealer = other(t.dealer if t.dealer is not None else 1)

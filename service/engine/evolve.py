@@ -9,6 +9,7 @@ handler directly (``card_played(t, event)``).
 """
 
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 from schemas.cards import TokenKind
@@ -113,6 +114,7 @@ def match_created(t: Table, e: MatchCreated) -> None:
     t.ruleset = e.ruleset
     t.first_dealer = e.first_dealer
     t.seed_commitment = e.seed_commitment
+    t.terms = e.terms
 
 
 def match_ended(t: Table, e: MatchEnded) -> None:
@@ -122,6 +124,7 @@ def match_ended(t: Table, e: MatchEnded) -> None:
     t.winner = None if t.annulled else e.winner
     t.end_reason = None if t.annulled else e.reason
     t.seed = e.seed
+    t.ended_at = t.last_at
 
 
 def match_annulled(t: Table, e: MatchAnnulled) -> None:
@@ -134,11 +137,13 @@ def match_annulled(t: Table, e: MatchAnnulled) -> None:
 
 
 def dispute_filed(t: Table, e: DisputeFiled) -> None:
-    t.disputes = (*t.disputes, (e.dispute_id, None))
+    t.disputes = (*t.disputes, (e.dispute_id, e.seat, None))
 
 
 def dispute_decided(t: Table, e: DisputeDecided) -> None:
-    t.disputes = tuple((d, e.upheld if d == e.dispute_id else up) for d, up in t.disputes)
+    t.disputes = tuple(
+        (d, seat, e.upheld if d == e.dispute_id else up) for d, seat, up in t.disputes
+    )
 
 
 APPLY: dict[type, Callable[[Table, Any], None]] = {
@@ -156,25 +161,39 @@ APPLY: dict[type, Callable[[Table, Any], None]] = {
 }
 
 
-def apply(t: Table, event: Event) -> None:
-    """Apply ``event`` to the mutable table ``t`` (the single home of every state change)."""
+def apply(t: Table, event: Event, at: datetime | None = None) -> None:
+    """Apply ``event``, recorded at ``at`` (if known), to the mutable table ``t``
+    (the single home of every state change)."""
     t.version += 1
+    if at is not None:
+        t.last_at = at
     APPLY[type(event)](t, event)
 
 
-def evolve(state: State, event: Event) -> State:
-    """The state after one more event."""
+def evolve(state: State, event: Event, at: datetime | None = None) -> State:
+    """The state after one more event (recorded at ``at``, if known)."""
     t = thaw(state)
-    apply(t, event)
+    apply(t, event, at)
     return freeze(t)
 
 
-def fold(events: Iterable[Event], seed: str | None = None) -> State:
-    """Rebuild a match's state from its log. ``seed`` is needed only to decide later deals."""
+def fold(
+    events: Iterable[Event],
+    seed: str | None = None,
+    times: Iterable[datetime] | None = None,
+) -> State:
+    """Rebuild a match's state from its log. ``seed`` is needed only to decide later
+    deals; ``times``, each event's ``recorded_at``, only by the rules that read time
+    (the dispute window): the match core always passes them."""
     t = Table(seed=seed)
     handlers = APPLY
     count = 0
-    for count, event in enumerate(events, start=1):  # noqa: B007 (count is used below)
-        handlers[type(event)](t, event)
+    if times is None:
+        for count, event in enumerate(events, start=1):  # noqa: B007 (count is used below)
+            handlers[type(event)](t, event)
+    else:
+        for count, (event, at) in enumerate(zip(events, times, strict=True), start=1):  # noqa: B007
+            t.last_at = at
+            handlers[type(event)](t, event)
     t.version = count
     return freeze(t)

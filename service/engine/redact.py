@@ -1,16 +1,21 @@
-"""What each viewer may see (RULES §8). The only place that decides it.
+"""What each viewer may see (RULES §8): the table of the rules, as ``sight``,
+and the one observer that applies it to events (``redact``) and states (``view``).
 
-A viewer is a seat (0 or 1: that seat's player), a live ``"spectator"``, or
-``"omniscient"`` (an administrator or auditor). During the match a seat sees
-its own hand, its own face-down cards and its own kept cards; everything
-else hidden is absent. Once the match is over (the replay) everyone sees
-everything, unless the ladder keeps hands hidden in replays
-(``hide_hands_in_replay``): then hands, kept, face-down and set-aside cards
-stay hidden from non-owners, while the seed is shown. The seed is never
-shown before the end, to anyone: nobody may know future deals.
+A viewer is a seat (0 or 1: that seat's player), a ``"spectator"``, or
+``"omniscient"`` (an administrator, once a match is over). *Which* viewer a
+caller is, on which channel, and under which of the match's terms, is decided
+by the viewer policy (``service.matches.policy``); what that viewer then sees
+is decided here and nowhere else. During the match a seat sees its own hand,
+its own face-down cards and its own kept cards; everything else hidden is
+absent. Once the match is over (the replay) everyone sees everything, unless
+the match's terms keep hands hidden in replays (``hide_hands_in_replay``): then
+hands, kept, face-down and set-aside cards stay hidden from all but their
+owner and administrators, and so does the seed, which would re-deal them. The
+seed is never shown before the end, to anyone: nobody may know future deals.
 """
 
 from functools import lru_cache
+from typing import NamedTuple
 
 from schemas.cards import Card, RoundNo, Seat
 from schemas.events import (
@@ -19,6 +24,7 @@ from schemas.events import (
     DisputeFiled,
     Event,
     HandDealt,
+    MatchEnded,
     RoundRevealed,
     TargetOutcome,
     TeaPair,
@@ -30,6 +36,7 @@ from schemas.views import (
     DisputeFiledView,
     EventView,
     HandDealtView,
+    MatchEndedView,
     MatchView,
     PairView,
     Result,
@@ -45,26 +52,50 @@ from service.engine.state import State
 from service.engine.turns import legal_moves, must_keep
 from service.engine.winning import qualifies, tokens_to_qualify
 
-__all__ = ["Viewer", "redact", "view"]
+__all__ = ["Sight", "Viewer", "redact", "sight", "view"]
 
 
-def _sees(viewer: Viewer, owner: int, match_over: bool, hide: bool) -> bool:
-    """May ``viewer`` see a hidden card owned by seat ``owner``?"""
-    return viewer == owner or viewer == "omniscient" or (match_over and not hide)
+class Sight(NamedTuple):
+    """What one viewer sees of the hidden parts of a match (RULES §8), worked out once."""
+
+    seat0: bool
+    """Seat 0's hidden cards: its hand, its face-down and lone cards, what it kept."""
+    seat1: bool
+    set_aside: bool
+    seed: bool
 
 
-def _redact_outcome(
-    o: TargetOutcome, viewer: Viewer, match_over: bool, hide: bool
-) -> TargetOutcomeView:
+@lru_cache(maxsize=32)
+def sight(viewer: Viewer, over: bool, hide: bool) -> Sight:
+    """RULES §8 as a function: ``viewer`` looking at a match that is ``over`` (ended
+    or annulled) or not, on a ladder that keeps hands hidden in replays (``hide``) or not.
+
+    During play a seat sees its own hidden cards and nobody else's, and nobody
+    sees the set-aside cards or the seed: not even an administrator (who then
+    watches as a spectator: the viewer policy never asks for "omniscient"
+    during play, but this table would still hide the seed). After the end
+    everyone sees everything, unless hands stay hidden: then each seat still
+    sees only its own cards, and only an administrator sees the rest and the
+    seed (which would re-deal every hand).
+    """
+    omniscient = viewer == "omniscient"
+    everyone = omniscient or (over and not hide)
+    return Sight(
+        seat0=everyone or viewer == 0,
+        seat1=everyone or viewer == 1,
+        set_aside=everyone,
+        seed=over and everyone,
+    )
+
+
+def _outcome(o: TargetOutcome, sees0: bool, sees1: bool) -> TargetOutcomeView:
+    """One target's reveal: a shown card to everyone, a lone card only to whoever sees its seat."""
     c0, c1 = o.cards
     return TargetOutcomeView(
         target=o.target,
         tea_card=o.tea_card,
         placed=(c0 is not None, c1 is not None),
-        cards=(
-            c0 if o.shown or _sees(viewer, 0, match_over, hide) else None,
-            c1 if o.shown or _sees(viewer, 1, match_over, hide) else None,
-        ),
+        cards=(c0 if o.shown or sees0 else None, c1 if o.shown or sees1 else None),
         shown=o.shown,
         matched=o.matched,
         winner=o.winner,
@@ -73,18 +104,15 @@ def _redact_outcome(
     )
 
 
-def _redact_reveal(
-    event: RoundRevealed, viewer: Viewer, match_over: bool, hide: bool
-) -> RoundRevealedView:
+@lru_cache(maxsize=4096)
+def _reveal(event: RoundRevealed, sees0: bool, sees1: bool) -> RoundRevealedView:
+    """A reveal as a viewer sees it (cached: every frame of a hand shows its last reveal)."""
     number, suit = event.outcomes
     return RoundRevealedView(
         v=event.v,
         hand=event.hand,
         round=event.round,
-        outcomes=(
-            _redact_outcome(number, viewer, match_over, hide),
-            _redact_outcome(suit, viewer, match_over, hide),
-        ),
+        outcomes=(_outcome(number, sees0, sees1), _outcome(suit, sees0, sees1)),
     )
 
 
@@ -92,7 +120,7 @@ def redact(
     event: Event, viewer: Viewer, *, match_over: bool, hide_hands_in_replay: bool = False
 ) -> EventView:
     """One event as ``viewer`` may see it; ``match_over``: the match has ended (replay)."""
-    hide = hide_hands_in_replay
+    seen = sight(viewer, match_over, hide_hands_in_replay)
     match event:
         case HandDealt():
             h0, h1 = event.hands
@@ -102,13 +130,8 @@ def redact(
                 dealer=event.dealer,
                 tea=event.tea,
                 hand_counts=(len(h0), len(h1)),
-                hands=(
-                    h0 if _sees(viewer, 0, match_over, hide) else None,
-                    h1 if _sees(viewer, 1, match_over, hide) else None,
-                ),
-                set_aside=(
-                    event.set_aside if viewer == "omniscient" or (match_over and not hide) else None
-                ),
+                hands=(h0 if seen.seat0 else None, h1 if seen.seat1 else None),
+                set_aside=event.set_aside if seen.set_aside else None,
             )
         case CardPlayed():
             return CardPlayedView(
@@ -117,18 +140,25 @@ def redact(
                 hand=event.hand,
                 round=event.round,
                 target=event.target,
-                card=event.card if _sees(viewer, event.seat, match_over, hide) else None,
+                card=event.card if seen[event.seat] else None,
             )
         case RoundRevealed():
-            return _redact_reveal(event, viewer, match_over, hide)
+            return _reveal(event, seen.seat0, seen.seat1)
         case CardsKept():
-            sees = _sees(viewer, event.seat, match_over, hide)
+            sees = seen[event.seat]
             return CardsKeptView(
                 v=event.v,
                 seat=event.seat,
                 hand=event.hand,
                 count=len(event.cards) if sees or match_over else None,
                 cards=event.cards if sees else None,
+            )
+        case MatchEnded():
+            return MatchEndedView(
+                v=event.v,
+                winner=event.winner,
+                reason=event.reason,
+                seed=event.seed if seen.seed else None,
             )
         case DisputeFiled():
             # Never opened by the match ending: a dispute is between its filer and the admins.
@@ -282,42 +312,12 @@ def _pair(
     )
 
 
-@lru_cache(maxsize=_CACHE)
-def _last_reveal(event: RoundRevealed, sees0: bool, sees1: bool) -> RoundRevealedView:
-    """``_redact_reveal`` with the viewer reduced to which seats' cards it sees."""
-    number, suit = event.outcomes
-    return RoundRevealedView(
-        v=event.v,
-        hand=event.hand,
-        round=event.round,
-        outcomes=(_outcome(number, sees0, sees1), _outcome(suit, sees0, sees1)),
-    )
-
-
-def _outcome(o: TargetOutcome, sees0: bool, sees1: bool) -> TargetOutcomeView:
-    c0, c1 = o.cards
-    return TargetOutcomeView(
-        target=o.target,
-        tea_card=o.tea_card,
-        placed=(c0 is not None, c1 is not None),
-        cards=(c0 if o.shown or sees0 else None, c1 if o.shown or sees1 else None),
-        shown=o.shown,
-        matched=o.matched,
-        winner=o.winner,
-        due=o.due,
-        given=o.given,
-    )
-
-
 def view(
     state: State, viewer: Viewer, *, version: int = 0, hide_hands_in_replay: bool = False
 ) -> MatchView:
     """The match as ``viewer`` may see it (RULES §8). ``version`` 0: use ``state.version``."""
     over = state.ended or state.annulled
-    # _sees(viewer, seat, over, hide), once per seat
-    everyone = viewer == "omniscient" or (over and not hide_hands_in_replay)
-    sees0 = everyone or viewer == 0
-    sees1 = everyone or viewer == 1
+    sees0, sees1, set_aside, seed = sight(viewer, over, hide_hands_in_replay)
     seat_viewer = viewer == 0 or viewer == 1
     # The keep choice is secret until the deal shows the counts (RULES §7).
     count_public = state.phase != "keeping" or over
@@ -339,7 +339,7 @@ def view(
         tatami=_pairs(
             state.tea, state.placed, 0 if reveal is None else reveal.round, sees0, sees1
         ),
-        last_reveal=None if reveal is None else _last_reveal(reveal, sees0, sees1),
+        last_reveal=None if reveal is None else _reveal(reveal, sees0, sees1),
         supply=_supply(state.tokens, state.ruleset),
         must_keep=seat_viewer and not over and must_keep(state, viewer),  # type: ignore[arg-type]
         legal_moves=(
@@ -351,6 +351,6 @@ def view(
             else None
         ),
         seed_commitment=state.seed_commitment,
-        seed=state.seed if over else None,
-        set_aside=state.set_aside if everyone else None,
+        seed=state.seed if seed else None,
+        set_aside=state.set_aside if set_aside else None,
     )

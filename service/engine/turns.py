@@ -1,21 +1,14 @@
 """Turns within a round (RULES §4): what a seat may play, whether it must pass.
 
 Who moves next is part of applying ``CardPlayed`` and ``Passed``
-(``evolve._card_played``, ``evolve._passed``): the other seat unless it has
-passed, the dealer first in every round.
+(``evolve.card_played``, ``evolve.passed``): the other seat unless it has
+passed, the dealer first in every round. Whether a seat has a legal play at
+all is asked after every move, inline, in ``decide._settle``.
 """
 
 from schemas.cards import Seat
 from schemas.commands import KeepCards, Pass, PlayCard, SeatCommand
-from service.engine.state import FIRST_SLOT, Board, slot
-
-
-def can_play(t: Board, seat: int) -> bool:
-    """A seat has a legal play: a card in hand and a target of this round still free for it."""
-    if not t.hands[seat]:
-        return False
-    i = FIRST_SLOT[t.round][seat]  # the number target; the suit target follows
-    return t.placed[i] is None or t.placed[i + 1] is None
+from service.engine.state import Board, slot
 
 
 def other(seat: Seat) -> Seat:

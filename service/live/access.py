@@ -1,8 +1,10 @@
-"""Who is watching a match, and under which ladder settings.
+"""Who is watching a match live: the caller's token turned into the viewer
+policy's answer (``service.matches.policy``) for the ``stream`` channel.
 
-The viewer is the caller's seat when they play in this match, else a
-spectator (administrators too: during a match nobody may see hidden cards,
-and after it the replay shows spectators everything the ladder allows).
+A player of the match watches from their seat; anyone else is a spectator
+(administrators too, while the match is played), delayed by the match's
+spectator delay; once the match is over an administrator sees everything and
+anyone else the replay the match's terms allow.
 """
 
 from __future__ import annotations
@@ -11,19 +13,24 @@ from typing import Any
 
 import msgspec
 
-from schemas.events import MatchCreated
 from service.api.auth import player_by_token
-from service.errors import NotFound, Unauthorized, ValidationFailed
-from service.live.stream import Viewer
+from service.api.deps import caller_of
+from service.engine import is_terminal
+from service.errors import Unauthorized, ValidationFailed
+from service.matches import MatchCore, Seen, seen_by
 
 
 class Access(msgspec.Struct, frozen=True, kw_only=True):
     match_id: str
-    viewer: Viewer
+    seen: Seen
     player_id: str | None
     players: tuple[str, str]
-    spectator_delay_s: float = 0.0
-    hide_hands_in_replay: bool = False
+
+    @property
+    def role(self) -> str:
+        """How presence counts this connection: ``"0"``, ``"1"`` or ``"spectator"``."""
+        viewer = self.seen.viewer
+        return str(viewer) if viewer in (0, 1) else "spectator"
 
 
 def parse_since(raw: str | None) -> int:
@@ -45,39 +52,24 @@ def token_from_header(value: str | None) -> str | None:
     return token.strip()
 
 
-async def resolve(pool: Any, store: Any, match_id: str, token: str | None) -> Access:
+async def resolve(state: Any, match_id: str, token: str | None) -> Access:
     """The viewer of ``match_id`` holding ``token`` (None: an anonymous spectator)."""
-    first = await store.load(match_id, after=0, limit=1)
-    if not first or not isinstance(first[0].event, MatchCreated):
-        raise NotFound("No match has this id.")
-    created: MatchCreated = first[0].event
-    player_id: str | None = None
-    delay = 0.0
-    hide = False
-    async with pool.connection() as conn:
-        if token is not None:
-            player = await player_by_token(conn, token)
+    core: MatchCore = state.matches
+    facts, folded = await core.current_facts(match_id)
+    player = None
+    if token is not None:
+        player = state.tokens.get(token)
+        if player is None:
+            async with state.pool.connection() as conn:
+                player = await player_by_token(conn, token)
             if player is None:
                 raise Unauthorized("This token is not valid.")
-            player_id = player.id
-        if created.ladder_id is not None:
-            cur = await conn.execute(
-                "SELECT spectator_delay_s, hide_hands_in_replay FROM ladders WHERE id = %s",
-                (created.ladder_id,),
-            )
-            row = await cur.fetchone()
-            if row is not None:
-                delay, hide = float(row[0]), bool(row[1])
-    viewer: Viewer = "spectator"
-    if player_id == created.players[0]:
-        viewer = 0
-    elif player_id == created.players[1]:
-        viewer = 1
+            state.tokens.put(token, player)
+    caller = caller_of(player)
+    seen = seen_by(facts, caller, over=is_terminal(folded.state), channel="stream")
     return Access(
         match_id=match_id,
-        viewer=viewer,
-        player_id=player_id,
-        players=created.players,
-        spectator_delay_s=delay,
-        hide_hands_in_replay=hide,
+        seen=seen,
+        player_id=caller.player_id,
+        players=facts.players,
     )

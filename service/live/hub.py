@@ -34,13 +34,12 @@ from redis.backoff import NoBackoff
 
 from service.live import channels, metrics
 from service.live.config import LiveSettings
-from service.live.publish import StoredLike, wire_event
+from service.live.publish import StoredLike
 from service.live.wire import (
     EventsHint,
     LobbySummary,
     PresenceFrame,
     PresenceHint,
-    WireEvent,
     hint_decoder,
     hint_encoder,
 )
@@ -151,7 +150,7 @@ class Hub:
             )
         self._watches: dict[str, _Watch] = {}
         self._lobby: set[Subscription] = set()
-        self._inflight: dict[tuple[str, int], asyncio.Task[tuple[WireEvent, ...]]] = {}
+        self._inflight: dict[tuple[str, int], asyncio.Task[tuple[StoredLike, ...]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._wake_checker = asyncio.Event()
         self._presence_ops: asyncio.Queue[tuple[str, str, bool]] = asyncio.Queue()
@@ -224,8 +223,8 @@ class Hub:
 
     # ---- reading the store (the truth) -----------------------------------------
 
-    async def load_after(self, match_id: str, after: int) -> tuple[WireEvent, ...]:
-        """Every committed event of the match after ``after``.
+    async def load_after(self, match_id: str, after: int) -> tuple[StoredLike, ...]:
+        """Every committed event of the match after ``after`` (whole: the stream redacts).
 
         Identical reads in flight share one query (a crowd catching up at once).
         """
@@ -237,12 +236,12 @@ class Hub:
             task.add_done_callback(lambda _t: self._inflight.pop(key, None))
         return await asyncio.shield(task)
 
-    async def _load_all(self, match_id: str, after: int) -> tuple[WireEvent, ...]:
-        out: list[WireEvent] = []
+    async def _load_all(self, match_id: str, after: int) -> tuple[StoredLike, ...]:
+        out: list[StoredLike] = []
         cursor = after
         while True:
             page = await self._load_page(match_id, cursor, PAGE)
-            out.extend(wire_event(s) for s in page)
+            out.extend(page)
             if len(page) < PAGE:
                 break
             cursor = page[-1].version
@@ -387,12 +386,13 @@ class Hub:
         events = await self.load_after(match_id, watch.known or 0)
         if events:
             metrics.refills.labels("check").inc()
+            # A hint naming the versions only: each stream reads them from the
+            # store (one shared query per resume point) and redacts for its viewer.
             self.fan_events(
                 EventsHint(
                     match_id=match_id,
                     first_version=events[0].version,
                     last_version=events[-1].version,
-                    events=events,
                 )
             )
 

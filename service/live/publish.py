@@ -2,15 +2,16 @@
 
 Best effort by design: the events table is the truth and every stream checks
 it, so a publish that fails is logged and counted and never fails the command
-that caused it. Hints carry the full events (they stay between our servers);
-each subscriber redacts per viewer.
+that caused it. A hint carries the new events only as the public may see
+them (``public_events``): the broker never holds a hidden card, and the
+spectators' frames are made from it without a read; a seat's or an
+administrator's stream reads its own events from the store.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
@@ -22,9 +23,12 @@ from schemas.events import (
     MatchEnded,
     RoundRevealed,
 )
-from service.api.summaries import summarise
+from service.cache import Bounded
+from service.engine import redact
 from service.live import channels, metrics
 from service.live.wire import EventsHint, LobbySummary, WireEvent, hint_encoder
+from service.matches import Committed
+from service.matches.summaries import summarise
 
 log = logging.getLogger(__name__)
 
@@ -48,27 +52,40 @@ class StoredLike(Protocol):
     def recorded_at(self) -> Any: ...
 
 
-def wire_event(stored: StoredLike) -> WireEvent:
-    return WireEvent(
-        version=stored.version,
-        recorded_at=stored.recorded_at,
-        event=stored.event,
-        actor=getattr(stored, "actor", None),
-        position=getattr(stored, "position", None),
-    )
+def public_events(
+    stored: Sequence[StoredLike], *, hide: bool, over_before: bool
+) -> tuple[WireEvent, ...]:
+    """``stored`` (one match's next events, in order) as an anonymous spectator may
+    see each: redacted as the match stood then (over from its end or annulment on)."""
+    out: list[WireEvent] = []
+    over = over_before
+    for s in sorted(stored, key=lambda s: s.version):
+        over = over or isinstance(s.event, MatchEnded | MatchAnnulled)
+        out.append(
+            WireEvent(
+                version=s.version,
+                recorded_at=s.recorded_at,
+                event=redact(s.event, "spectator", match_over=over, hide_hands_in_replay=hide),
+                actor=getattr(s, "actor", None),
+                position=getattr(s, "position", None),
+            )
+        )
+    return tuple(out)
 
 
 class Loader(Protocol):
     async def __call__(self, match_id: str) -> Sequence[StoredLike]: ...
 
 
-def events_hint(match_id: str, stored: Sequence[StoredLike]) -> EventsHint:
-    ordered = sorted(stored, key=lambda s: s.version)
+def events_hint(
+    match_id: str, stored: Sequence[StoredLike], *, hide: bool = False, over_before: bool = False
+) -> EventsHint:
+    events = public_events(stored, hide=hide, over_before=over_before)
     return EventsHint(
         match_id=match_id,
-        first_version=ordered[0].version,
-        last_version=ordered[-1].version,
-        events=tuple(wire_event(s) for s in ordered),
+        first_version=events[0].version,
+        last_version=events[-1].version,
+        events=events,
     )
 
 
@@ -82,7 +99,7 @@ _LOBBY_STATUS: dict[str, Literal["progress", "finished", "annulled"]] = {
 def lobby_summary(match_id: str, log_: Sequence[StoredLike]) -> LobbySummary | None:
     """Public facts of a match from its whole log: players, hand, tokens, result.
 
-    The very tally the match list shows (``service.api.summaries.summarise``),
+    The very tally the match list shows (``service.matches.summaries.summarise``),
     so a lobby page updated live never disagrees with one loaded afresh.
     """
     if not log_:
@@ -107,7 +124,7 @@ def lobby_summary(match_id: str, log_: Sequence[StoredLike]) -> LobbySummary | N
 
 
 class Publisher:
-    """The ``MatchService.after_commit`` hook: ``await publisher(match_id, stored_events)``."""
+    """The match core's after-commit hook: ``await publisher(committed)``."""
 
     def __init__(self, redis: Any, prefix: str, load_log: Loader | None = None) -> None:
         self._redis = redis
@@ -118,13 +135,20 @@ class Publisher:
         # gapless: a lobby summary is then a tally of memory, not a read of the
         # whole log per reveal (which cost ~6% of the API's CPU under
         # bench/bench_api.py). Another process's append leaves a gap: reload.
-        self._logs: OrderedDict[str, list[StoredLike]] = OrderedDict()
+        self._logs: Bounded[str, list[StoredLike]] = Bounded(LOG_CACHE_SIZE)
 
-    async def __call__(self, match_id: str, stored_events: Sequence[StoredLike]) -> None:
+    async def __call__(self, committed: Committed) -> None:
+        stored_events = committed.stored
         if not stored_events:
             return
-        hint = events_hint(match_id, stored_events)
-        log_ = self._extend_log(match_id, hint)
+        match_id = committed.match_id
+        hint = events_hint(
+            match_id,
+            stored_events,
+            hide=committed.facts.terms.hide_hands_in_replay,
+            over_before=committed.over_before,
+        )
+        log_ = self._extend_log(match_id, stored_events)
         await self._publish(
             channels.match_channel(self._prefix, match_id), hint_encoder.encode(hint)
         )
@@ -137,19 +161,16 @@ class Publisher:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
-    def _extend_log(self, match_id: str, hint: EventsHint) -> list[StoredLike] | None:
+    def _extend_log(self, match_id: str, stored: Sequence[StoredLike]) -> list[StoredLike] | None:
         """The match's whole log if this process knows it without a gap, else None."""
         known = self._logs.get(match_id)
-        if hint.first_version == 1:
+        if stored[0].version == 1:
             known = []
-        elif known is None or known[-1].version != hint.first_version - 1:
-            self._logs.pop(match_id, None)
+        elif known is None or known[-1].version != stored[0].version - 1:
+            self._logs.pop(match_id)
             return None
-        known = [*known, *hint.events]
-        self._logs[match_id] = known
-        self._logs.move_to_end(match_id)
-        while len(self._logs) > LOG_CACHE_SIZE:
-            self._logs.popitem(last=False)
+        known = [*known, *stored]
+        self._logs.put(match_id, known)
         return known
 
     async def _publish_lobby(self, match_id: str, summary: LobbySummary | None = None) -> None:
@@ -168,12 +189,7 @@ class Publisher:
             await self._publish(channels.lobby_channel(self._prefix), hint_encoder.encode(summary))
 
     def _remember_log(self, match_id: str, log_: list[StoredLike]) -> None:
-        known = self._logs.get(match_id)
-        if known is None or known[-1].version < log_[-1].version:
-            self._logs[match_id] = log_
-            self._logs.move_to_end(match_id)
-            while len(self._logs) > LOG_CACHE_SIZE:
-                self._logs.popitem(last=False)
+        self._logs.put_if(match_id, log_, lambda new, held: new[-1].version > held[-1].version)
 
     async def _publish(self, channel: str, payload: bytes) -> None:
         kind = "lobby" if channel.endswith(":lobby") else "match"

@@ -7,25 +7,31 @@ one redaction and one encoding per event.
 
 from __future__ import annotations
 
-from schemas.views import LogEntry
+from schemas.views import LogEntry, Viewer
 from service.engine import redact
-from service.live.stream import Frame, Render, Viewer
-from service.live.wire import EventFrame, WireEvent, frame_encoder
+from service.live.stream import Frame, Render, Shown
+from service.live.wire import EventFrame, frame_encoder
 
 CACHE_SIZE = 20_000
 
 
 def render_frame(
-    event: WireEvent, viewer: Viewer, match_over: bool, hide_hands_in_replay: bool
+    event: Shown, viewer: Viewer, match_over: bool, hide_hands_in_replay: bool
 ) -> str:
+    """One event's frame for ``viewer``. ``event.event`` is the whole event (from the
+    store) or its public redaction (from a hint, for a spectator): redacting that
+    again gives it back unchanged, so both make the same frame."""
     entry = LogEntry(
         version=event.version,
         event=redact(
-            event.event, viewer, match_over=match_over, hide_hands_in_replay=hide_hands_in_replay
+            event.event,  # type: ignore[arg-type]  # an EventView passes through unchanged
+            viewer,
+            match_over=match_over,
+            hide_hands_in_replay=hide_hands_in_replay,
         ),
         recorded_at=event.recorded_at,
-        actor=event.actor,
-        position=event.position,
+        actor=getattr(event, "actor", None),
+        position=getattr(event, "position", None),
     )
     return frame_encoder.encode(EventFrame(version=event.version, entry=entry)).decode()
 
@@ -49,7 +55,7 @@ class FrameCache:
     def renderer(self, hide_hands_in_replay: bool) -> Render:
         frames = self._frames
 
-        def render(match_id: str, event: WireEvent, viewer: Viewer, match_over: bool) -> Frame:
+        def render(match_id: str, event: Shown, viewer: Viewer, match_over: bool) -> Frame:
             key = (match_id, event.version, viewer, match_over, hide_hands_in_replay)
             frame = frames.get(key)
             if frame is not None:

@@ -115,10 +115,9 @@ def _open_stream(runtime: LiveRuntime, access: Access, since: int) -> ViewerStre
     return ViewerStream(
         runtime.hub,
         match_id=access.match_id,
-        viewer=access.viewer,
+        seen=access.seen,
         since=since,
-        render=runtime.frames.renderer(access.hide_hands_in_replay),
-        delay_s=access.spectator_delay_s,
+        render=runtime.frames.renderer(access.seen.hide),
     )
 
 
@@ -281,7 +280,7 @@ async def _serve_match_socket(
         )
         if token is None:
             token = await _hello_token(socket, runtime.hub.settings.hello_wait_s)
-        access = await resolve(socket.app.state.pool, socket.app.state.store, match_id, token)
+        access = await resolve(socket.app.state, match_id, token)
     except MatchaError as error:
         await socket.close(code=_close_code(error), reason=error.detail[:120])
         return
@@ -291,7 +290,7 @@ async def _serve_match_socket(
         return
     except WebSocketDisconnect:
         return
-    conn_id = runtime.hub.join(match_id, str(access.viewer))
+    conn_id = runtime.hub.join(match_id, access.role)
     try:
         stream = _open_stream(runtime, access, since)
         code, reason = await _serve_socket(socket, stream, runtime.hub.settings.send_timeout_s)
@@ -320,7 +319,7 @@ async def lobby_socket(socket: WebSocket[Any, Any, Any]) -> None:
 async def _sse_events(
     runtime: LiveRuntime, access: Access, since: int
 ) -> AsyncIterator[ServerSentEventMessage]:
-    conn_id = runtime.hub.join(access.match_id, str(access.viewer))
+    conn_id = runtime.hub.join(access.match_id, access.role)
     frames = _open_stream(runtime, access, since).frames()
     try:
         with runtime.holding():
@@ -356,7 +355,7 @@ async def match_stream(request: Request[Any, Any, Any], match_id: str) -> Server
     token = request.query_params.get("token") or token_from_header(
         request.headers.get("authorization")
     )
-    access = await resolve(request.app.state.pool, request.app.state.store, match_id, token)
+    access = await resolve(request.app.state, match_id, token)
     runtime.check_room()
     return ServerSentEvent(
         _sse_events(runtime, access, since),

@@ -7,25 +7,28 @@ The known-correct order:
 2. catch up from the store (the truth) after ``since``;
 3. then deliver live hints, de-duplicated by version; a hint that starts
    beyond the next expected version reveals a gap, filled from the store.
+   A spectator takes the public events a hint carries; any other viewer (a
+   seat, an administrator after the end) reads its events from the store, as
+   the broker carries nothing a spectator may not see.
 
 The hub's periodic comparison with the store covers hints Redis lost. Each
 event is shaped for this viewer by ``service.engine.redact`` (through
-``render``) just before it is sent; spectators of a ladder with a delay get
-each event ``delay_s`` after it was recorded.
+``render``) just before it is sent; the viewer policy (``Seen``) says who the
+viewer is and how late a spectator of a delayed match gets each event.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from datetime import UTC, datetime
+from typing import Protocol
 
-from schemas.cards import Seat
-from schemas.events import MatchEnded
+from schemas.events import Event, MatchAnnulled, MatchEnded
+from schemas.views import EventView, MatchEndedView, Viewer
 from service.live import metrics
 from service.live.hub import Hub, Subscription, Tick
 from service.live.wire import (
@@ -34,11 +37,24 @@ from service.live.wire import (
     LobbySummary,
     PingFrame,
     PresenceFrame,
-    WireEvent,
     frame_encoder,
 )
+from service.matches import Seen
 
-Viewer: TypeAlias = Seat | Literal["spectator"]
+
+class Shown(Protocol):
+    """An event a stream may send: a stored row (whole) or a hint's public event."""
+
+    @property
+    def version(self) -> int: ...
+    @property
+    def event(self) -> Event | EventView: ...
+    @property
+    def recorded_at(self) -> datetime: ...
+
+
+_OVER = (MatchEnded, MatchEndedView, MatchAnnulled)
+"""The events from which a match is over (ended or annulled), whole or redacted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +65,7 @@ class Frame:
     """Set on event frames: the SSE id, the client's resume point."""
 
 
-Render = Callable[[str, WireEvent, Viewer, bool], Frame]
+Render = Callable[[str, Shown, Viewer, bool], Frame]
 """``(match_id, event, viewer, match_over)`` → the event frame for that viewer (may be shared)."""
 
 
@@ -84,22 +100,23 @@ class ViewerStream:
         hub: Hub,
         *,
         match_id: str,
-        viewer: Viewer,
+        seen: Seen,
         since: int,
         render: Render,
-        delay_s: float = 0.0,
     ) -> None:
         self.hub = hub
         self.match_id = match_id
-        self.viewer = viewer
+        self.seen = seen
+        self.viewer: Viewer = seen.viewer
         self.render = render
-        # Players see their own match at once; only spectators wait.
-        self.delay_s = delay_s if viewer == "spectator" else 0.0
+        self.delay_s = seen.delay_s
+        self._public = seen.viewer == "spectator"
+        """The public events of a hint are this viewer's own (else it reads the store)."""
         self.accepted = since
         """The last version taken from the store or a hint (maybe not yet sent)."""
         self.sent = since
         """The last version handed out by ``next_frames``: where a resume starts."""
-        self._pending: deque[WireEvent] = deque()
+        self._pending: deque[Shown] = deque()
         self._ended_at: int | None = None
         self._replay = False
         self._sub: Subscription | None = None
@@ -216,26 +233,26 @@ class ViewerStream:
         """Accept what the hint carries; true if the store must fill in what it lacks."""
         if hint.last_version <= self.accepted:
             return False  # every event already taken: a duplicate hint
-        if hint.first_version <= self.accepted + 1:
+        if self._public and hint.first_version <= self.accepted + 1:
             self._accept(hint.events)
         return self.accepted < hint.last_version
 
-    def _accept(self, events: Iterable[WireEvent]) -> None:
+    def _accept(self, events: Iterable[Shown]) -> None:
         for event in events:
             if event.version <= self.accepted:
                 continue  # already taken
             if event.version != self.accepted + 1:
                 # Never deliver out of order: what is missing comes from the store next time.
                 break
-            if self._ended_at is None and isinstance(event.event, MatchEnded):
+            if self._ended_at is None and isinstance(event.event, _OVER):
                 self._ended_at = event.version
             self._pending.append(event)
             self.accepted = event.version
 
-    def _due_in(self, event: WireEvent) -> float:
+    def _due_in(self, event: Shown) -> float:
         if not self.delay_s:
             return 0.0
-        return event.recorded_at.timestamp() + self.delay_s - time.time()
+        return self.seen.due_in(event.recorded_at, datetime.now(UTC))
 
     def _due_frames(self, out: list[Frame]) -> None:
         pending = self._pending

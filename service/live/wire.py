@@ -1,7 +1,10 @@
 """What travels: hints between processes (Redis) and frames to clients.
 
-Hints carry the *full* events (they never leave the servers); a frame carries
-an event only after ``service.engine.redact`` has shaped it for one viewer.
+Nothing that crosses the broker holds a hidden card: a hint carries each new
+event as an anonymous spectator may see it (``service.engine.redact`` with the
+match's terms), which is what every spectator frame shows; a seat's or an
+administrator's stream reads its events from the store instead. Anyone who
+can subscribe to Redis therefore learns no more than the public match page.
 Encoders and decoders are built once, here.
 """
 
@@ -11,21 +14,24 @@ from typing import Any, Final, Literal, TypeAlias
 import msgspec
 
 from schemas.cards import Seat
-from schemas.events import Event
+from schemas.views import EventView
 
 # ---- between processes (Redis pub/sub) -------------------------------------
 
 
 class WireEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """One committed event as the public may see it (what spectators are sent)."""
+
     version: int
     recorded_at: datetime
-    event: Event
+    event: EventView
     actor: str | None = None
     position: int | None = None
 
 
 class EventsHint(msgspec.Struct, frozen=True, kw_only=True, tag="events", tag_field="kind"):
-    """Events ``first_version..last_version`` of a match were committed."""
+    """Events ``first_version..last_version`` of a match were committed; ``events``
+    (when present) are those events redacted for the public."""
 
     match_id: str
     first_version: int

@@ -1,54 +1,33 @@
 """Metrics and log context for match commands, without touching the API's code.
 
 Registered in `service.api.app.ON_STARTUP`: once the lifespan has put the
-match service and the event store on `app.state`, their `handle` and `append`
-are wrapped (on those instances only) so that every command is counted and
-timed by kind and outcome, every append counts its events, every lost race
-counts as a version conflict, and every log line of a command carries its
-match and player. The parts themselves therefore need not call
-`observe_command`, `events_appended` or `version_conflicts`.
+match core and the event store on `app.state`, the core is given an observer
+and the store's `append` is wrapped (on that instance only), so that every
+command is counted and timed by kind and outcome, every append counts its
+events, every lost race counts as a version conflict, and every log line of
+a command carries its match. The parts
+themselves therefore need not call `observe_command`, `events_appended` or
+`version_conflicts`.
 """
 
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from service.errors import MatchaError, VersionConflict
+from service.errors import VersionConflict
 from service.ops import metrics
-from service.ops.logging import set_match_id, set_player
+from service.ops.logging import set_match_id
 
 _MARK = "_matcha_instrumented"
 
 
-def command_kind(body: object) -> str:
-    """`PlayBody` -> `play`: the command's name, as the route says it."""
-    name = type(body).__name__
-    return (name[: -len("Body")] if name.endswith("Body") else name).lower()
-
-
-def _wrap_handle(handle: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    @functools.wraps(handle)
-    async def timed(match_id: str, player: Any, command_body: Any, *rest: Any, **kw: Any) -> Any:
-        set_match_id(match_id)
-        set_player(getattr(player, "name", None) or getattr(player, "id", None))
-        started = time.perf_counter()
-        outcome = "error"
-        try:
-            result = await handle(match_id, player, command_body, *rest, **kw)
-            outcome = "ok"
-            return result
-        except MatchaError as refused:
-            outcome = refused.code
-            raise
-        finally:
-            seconds = time.perf_counter() - started
-            metrics.observe_command(command_kind(command_body), seconds, outcome)
-
-    setattr(timed, _MARK, True)
-    return timed
+def observe(match_id: str, actor: str, kind: str, seconds: float, outcome: str) -> None:
+    """The match core's observer: the match in the log context of the command, and its
+    metrics (the API names the player in the context as soon as it knows them)."""
+    set_match_id(match_id)
+    metrics.observe_command(kind, seconds, outcome)
 
 
 def _wrap_append(append: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
@@ -68,11 +47,11 @@ def _wrap_append(append: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitab
 
 
 def instrument_app(app: Any) -> None:
-    """Wrap `app.state.matches.handle` and `app.state.store.append` (once each)."""
+    """Observe `app.state.matches` and wrap `app.state.store.append` (once)."""
     state = app.state
     store = getattr(state, "store", None)
     if store is not None and not getattr(store.append, _MARK, False):
         store.append = _wrap_append(store.append)
     matches = getattr(state, "matches", None)
-    if matches is not None and not getattr(matches.handle, _MARK, False):
-        matches.handle = _wrap_handle(matches.handle)
+    if matches is not None:
+        matches.observe = observe

@@ -20,19 +20,21 @@ next call. See docs/event-store.md ("Global order").
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 from psycopg import AsyncConnection, errors
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.events import Event, decode_event, encode_event
+from service.cache import Bounded
 from service.errors import Conflict, ValidationFailed, VersionConflict
 from service.store.chain import GENESIS_HASH, row_hash
+from service.store.heads import blinded, head_message, head_salt, row_head_message
 
 APPEND_LOCK_KEY = 0x6D61746368610001
 """Advisory lock: appends hold it shared until commit, ``read_all`` takes it
@@ -40,6 +42,26 @@ exclusively for an instant as a barrier (see the module docstring)."""
 
 HEAD_CACHE_SIZE = 10_000
 """How many matches' last (version, hash) are remembered, to skip a read per append."""
+
+
+class Signer(Protocol):
+    """What the store signs heads with (``service.evidence.keys.SigningKey``)."""
+
+    key_id: str
+
+    def sign(self, message: bytes) -> bytes: ...
+
+
+class Verifier(Protocol):
+    """What checks a head read back from the table (``service.evidence.keys.Keyring``)."""
+
+    def verify(self, key_id: str | None, message: bytes, signature: bytes | None) -> bool: ...
+
+
+class UnsignedHead(Conflict):
+    """The match's last row carries no valid service signature: appended by
+    someone without the key (or the key is not in the keyring). Appending on
+    top would sign a forgery into the chain, so the store refuses."""
 
 
 class StoredEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,6 +77,13 @@ class StoredEvent(msgspec.Struct, frozen=True, kw_only=True):
     recorded_at: datetime
     prev_hash: bytes
     hash: bytes
+    key_id: str | None = None
+    """The key that signed this row (the last row of its append), else None."""
+    signature: bytes | None = None
+    """Ed25519 over ``service.store.heads.head_message`` of this row, else None."""
+    blinded_hash: bytes | None = None
+    """What the signature signs in place of ``hash`` (``heads.blinded``), on the
+    signed rows an append returns (None on rows read back: it needs the seed)."""
 
 
 class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,7 +97,10 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
     (empty when ``replayed``): the after-commit hooks need not read them back."""
 
 
-_COLUMNS = "position, match_id, version, type, data::text, actor, recorded_at, prev_hash, hash"
+_COLUMNS = (
+    "position, match_id, version, type, data::text, actor, recorded_at, prev_hash, hash,"
+    " key_id, signature"
+)
 
 _APPEND_HEAD = """
 WITH barrier AS (
@@ -85,28 +117,42 @@ new_key AS (
 new_seed AS (
     INSERT INTO match_seeds (match_id, seed) SELECT %s, %s::text WHERE %s::text IS NOT NULL
 ){also}
-INSERT INTO events (match_id, version, type, data, actor, recorded_at, prev_hash, hash)
-SELECT %s::text, n.version, n.type, n.data::jsonb, %s::text, %s::timestamptz, n.prev_hash, n.hash
-FROM barrier, (VALUES {rows}) AS n(version, type, data, prev_hash, hash)
+INSERT INTO events (match_id, version, type, data, actor, recorded_at, prev_hash, hash,
+                    key_id, signature)
+SELECT %s::text, n.version, n.type, n.data::jsonb, %s::text, %s::timestamptz, n.prev_hash, n.hash,
+       CASE WHEN n.signature IS NOT NULL THEN {key_id} END, n.signature
+FROM barrier, (VALUES {rows}) AS n(version, type, data, prev_hash, hash, signature)
 RETURNING position, version
 """
 
 # The match, the actor and the time are the same for every row: sent once, so
 # that a command's append stays under psycopg's 50 parameters for caching the
 # parsed query (MAX_CACHED_STATEMENT_PARAMS) up to 5 events with a summary.
-_ROW = "(%s::int, %s::text, %s::text, %s::bytea, %s::bytea)"
+_ROW = "(%s::int, %s::text, %s::text, %s::bytea, %s::bytea, NULL::bytea)"
+# The last row carries the signature (one parameter); the key id is part of
+# the statement's text (a hex id, checked), so a 5-event append with its
+# summary stays at 50 parameters.
+_SIGNED_ROW = "(%s::int, %s::text, %s::text, %s::bytea, %s::bytea, %s::bytea)"
+_KEY_ID = re.compile(r"[0-9a-f]{1,64}")
 
 
 @lru_cache(maxsize=256)
-def _append_sql(rows: int, also: tuple[str, ...] = ()) -> str:
+def _append_sql(rows: int, also: tuple[str, ...] = (), key_id: str | None = None) -> str:
     """The append statement for `rows` events (scalar parameters: cheaper to send than arrays).
 
     One statement on an autocommit connection, so one implicit transaction and
-    one round trip: the lock, the events, the idempotency key, the seed and the
-    caller's ``also`` statements commit together or not at all.
+    one round trip: the lock, the events, their signature, the idempotency
+    key, the seed and the caller's ``also`` statements commit together or not
+    at all. ``key_id`` None: an unsigned append (a store without a key).
     """
     extra = "".join(f",\nalso_{i} AS (\n{sql}\n)" for i, sql in enumerate(also))
-    return _APPEND_HEAD.format(rows=", ".join([_ROW] * rows), also=extra)
+    if key_id is None:
+        values, key = ", ".join([_ROW] * rows), "NULL::text"
+    else:
+        if _KEY_ID.fullmatch(key_id) is None:
+            raise ValueError(f"a key id is lower-case hex, not {key_id!r}")
+        values, key = ", ".join([*[_ROW] * (rows - 1), _SIGNED_ROW]), f"'{key_id}'::text"
+    return _APPEND_HEAD.format(rows=values, also=extra, key_id=key)
 
 
 def event_type(event: Event) -> str:
@@ -117,7 +163,8 @@ def event_type(event: Event) -> str:
 
 
 def _row_to_stored(row: tuple[Any, ...]) -> StoredEvent:
-    position, match_id, version, type_, data, actor, recorded_at, prev_hash, hash_ = row
+    (position, match_id, version, type_, data, actor, recorded_at, prev_hash, hash_, key_id,
+     signature) = row
     return StoredEvent(
         position=position,
         match_id=match_id,
@@ -128,39 +175,133 @@ def _row_to_stored(row: tuple[Any, ...]) -> StoredEvent:
         recorded_at=recorded_at,
         prev_hash=bytes(prev_hash),
         hash=bytes(hash_),
+        key_id=key_id,
+        signature=None if signature is None else bytes(signature),
+    )
+
+
+async def unsigned_up_to(conn: AsyncConnection[Any]) -> int:
+    """The last position written before the service signed anything (migration 0025)."""
+    cur = await conn.execute("SELECT coalesce(max(unsigned_up_to), 0) FROM evidence_epoch")
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+def head_is_signed(verifier: Verifier, event: StoredEvent, salt: bytes) -> bool:
+    """``event`` carries a valid service signature of its own head."""
+    return event.signature is not None and verifier.verify(
+        event.key_id,
+        row_head_message(
+            key_id=event.key_id,
+            match_id=event.match_id,
+            version=event.version,
+            hash_=event.hash,
+            recorded_at=event.recorded_at,
+            salt=salt,
+        ),
+        event.signature,
     )
 
 
 class EventStore:
-    """Appends and reads match events; `pool` lends autocommit connections (``open_pool``)."""
+    """Appends and reads match events; `pool` lends autocommit connections (``open_pool``).
 
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    ``signer``: the service's key; the last row of every append is signed
+    with it (docs/event-store.md "Signatures"). ``verifier``: the public keys;
+    with it the store refuses to append on top of a head it read back from the
+    table that no service key signed (``UnsignedHead``), so a row inserted by
+    someone without the key is never sealed into the chain by the service.
+    Both None: unsigned appends (the state before signatures, and the bench's
+    baseline).
+    """
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        *,
+        signer: Signer | None = None,
+        verifier: Verifier | None = None,
+    ) -> None:
         self.pool = pool
+        self.signer = signer
+        self.verifier = verifier
+        self._salts: Bounded[str, bytes] = Bounded(HEAD_CACHE_SIZE)
+        """match_id -> its head salt (from its seed, which never changes)."""
+        self._epoch: int | None = None
+        """Rows up to this position predate signatures (``evidence_epoch``)."""
         # match_id -> (version, hash) of a committed row: a committed row never
         # changes, so a hit is always right for that version; it only saves the
         # read of the previous hash when the caller's expected version matches.
-        self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        self._heads: Bounded[str, tuple[int, bytes]] = Bounded(HEAD_CACHE_SIZE)
 
     # -- heads cache ---------------------------------------------------------------
 
     def _remember(self, match_id: str, version: int, hash_: bytes) -> None:
-        known = self._heads.get(match_id)
-        if known is None or known[0] < version:
-            self._heads[match_id] = (version, hash_)
-        self._heads.move_to_end(match_id)
-        while len(self._heads) > HEAD_CACHE_SIZE:
-            self._heads.popitem(last=False)
+        self._heads.put_if(match_id, (version, hash_), lambda new, held: new[0] > held[0])
 
     async def _head(self, conn: AsyncConnection[Any], match_id: str) -> tuple[int, bytes]:
+        """The match's last (version, hash), read from the table; checked when a
+        verifier is set (``UnsignedHead``) before it is remembered."""
         cur = await conn.execute(
-            "SELECT version, hash FROM events WHERE match_id = %s ORDER BY version DESC LIMIT 1",
+            "SELECT e.version, e.hash, e.recorded_at, e.key_id, e.signature, e.position, s.seed"
+            " FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id"
+            " WHERE e.match_id = %s ORDER BY e.version DESC LIMIT 1",
             (match_id,),
         )
         row = await cur.fetchone()
         if row is None:
             return 0, GENESIS_HASH
-        self._remember(match_id, row[0], bytes(row[1]))
-        return row[0], bytes(row[1])
+        version, hash_ = row[0], bytes(row[1])
+        salt = head_salt(row[6])
+        self._remember_salt(match_id, salt)
+        if self.verifier is not None and self._epoch is None:
+            self._epoch = await unsigned_up_to(conn)
+        if self._epoch is None or row[5] > self._epoch:  # legacy rows were never signed
+            self._check_head(match_id, version, hash_, row[2], row[3], row[4], salt)
+        self._remember(match_id, version, hash_)
+        return version, hash_
+
+    def _remember_salt(self, match_id: str, salt: bytes) -> None:
+        self._salts.put(match_id, salt)
+
+    async def _salt(self, conn: AsyncConnection[Any], match_id: str) -> bytes:
+        """The match's head salt (``heads.head_salt`` of its seed), remembered."""
+        known = self._salts.get(match_id)
+        if known is not None:
+            return known
+        cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
+        row = await cur.fetchone()
+        salt = head_salt(None if row is None else str(row[0]))
+        self._remember_salt(match_id, salt)
+        return salt
+
+    def _check_head(
+        self,
+        match_id: str,
+        version: int,
+        hash_: bytes,
+        recorded_at: datetime,
+        key_id: str | None,
+        signature: bytes | None,
+        salt: bytes,
+    ) -> None:
+        if self.verifier is None:
+            return
+        message = row_head_message(
+            key_id=key_id,
+            match_id=match_id,
+            version=version,
+            hash_=hash_,
+            recorded_at=recorded_at,
+            salt=salt,
+        )
+        if signature is None or not self.verifier.verify(key_id, message, bytes(signature)):
+            raise UnsignedHead(
+                f"Version {version} of match {match_id} carries no valid service signature:"
+                " it was not appended by the service. Nothing more can be appended until an"
+                " admin audits the match.",
+                code="match_log_unsigned",
+            )
 
     # -- append ----------------------------------------------------------------------
 
@@ -175,6 +316,7 @@ class EventStore:
         request_hash: str | None = None,
         seed: str | None = None,
         also: Sequence[tuple[str, Sequence[Any]]] = (),
+        recorded_at: datetime | None = None,
     ) -> AppendResult:
         """Append `events` as versions ``expected_version + 1 ...`` in one transaction.
 
@@ -188,6 +330,9 @@ class EventStore:
         is written), Conflict(``idempotency_key_reused``) if this actor used
         `idempotency_key` for a different request. A repeated key returns the
         first result with ``replayed=True``.
+
+        ``recorded_at``: when the events happened (the instant the command that
+        caused them was taken, which the rules may have read); now by default.
         """
         if not events:
             raise ValidationFailed("an append needs at least one event")
@@ -216,7 +361,8 @@ class EventStore:
                             _conflict_sentence(match_id, current, expected_version)
                         )
 
-            recorded_at = datetime.now(UTC)
+            if recorded_at is None:
+                recorded_at = datetime.now(UTC)
             versions: list[int] = []
             types: list[str] = []
             datas: list[str] = []
@@ -240,6 +386,26 @@ class EventStore:
                 hashes.append(hash_)
                 prev_hash = hash_
             first, last = versions[0], versions[-1]
+            signer = self.signer
+            signature: bytes | None = None
+            signed_by = None if signer is None else signer.key_id
+            head_blind: bytes | None = None
+            if signer is not None:
+                if seed is not None:
+                    salt = head_salt(seed)
+                    self._remember_salt(match_id, salt)
+                else:
+                    salt = await self._salt(conn, match_id)
+                head_blind = blinded(salt, hashes[-1])
+                signature = signer.sign(
+                    head_message(
+                        key_id=signer.key_id,
+                        match_id=match_id,
+                        version=last,
+                        blinded_hash=head_blind,
+                        recorded_at=recorded_at,
+                    )
+                )
 
             params: list[Any] = [
                 APPEND_LOCK_KEY,
@@ -253,9 +419,16 @@ class EventStore:
                 versions, types, datas, prevs, hashes, strict=True
             ):
                 params += [version, type_, data, prev, hash_]
+            if signature is not None:
+                params.append(signature)
             try:
                 cur = await conn.execute(
-                    _append_sql(len(events), tuple(sql for sql, _ in also)), params
+                    _append_sql(
+                        len(events),
+                        tuple(sql for sql, _ in also),
+                        None if signer is None else signer.key_id,
+                    ),
+                    params,
                 )
                 rows = await cur.fetchall()
             except errors.UniqueViolation as exc:
@@ -285,6 +458,9 @@ class EventStore:
                 recorded_at=recorded_at,
                 prev_hash=prev,
                 hash=hash_,
+                key_id=signed_by if version == last else None,
+                signature=signature if version == last else None,
+                blinded_hash=head_blind if version == last else None,
             )
             for position, version, type_, event, prev, hash_ in zip(
                 positions, versions, types, events, prevs, hashes, strict=True
@@ -327,6 +503,31 @@ class EventStore:
             first_version=first, last_version=last, positions=positions, replayed=True
         )
 
+    async def used_key(self, actor: str, key: str) -> tuple[str, str | None, int] | None:
+        """``(match_id, request_hash, last_version)`` of an idempotency key ``actor``
+        already used, or None."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT match_id, request_hash, last_version FROM idempotency_keys"
+                " WHERE actor = %s AND key = %s",
+                (actor, key),
+            )
+            row = await cur.fetchone()
+        return None if row is None else (str(row[0]), row[1], int(row[2]))
+
+    async def dispute_match(self, dispute_id: str) -> str | None:
+        """The match a dispute was filed on, or None."""
+        # Few rows are dispute_filed, and (type, position) is indexed: no
+        # index of our own is needed to find a dispute's match.
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT match_id FROM events WHERE type = 'dispute_filed'"
+                " AND data ->> 'dispute_id' = %s",
+                (dispute_id,),
+            )
+            row = await cur.fetchone()
+        return None if row is None else str(row[0])
+
     # -- reads -----------------------------------------------------------------------
 
     async def load(
@@ -341,7 +542,16 @@ class EventStore:
             )
             rows = await cur.fetchall()
         stored = [_row_to_stored(row) for row in rows]
-        if stored:
+        # Remembered only when an append may build on it: a head the service
+        # signed (checked here, in memory, instead of by a read at the append).
+        if stored and (
+            self.verifier is None
+            or (self._epoch is not None and stored[-1].position <= self._epoch)
+            or (
+                (salt := self._salts.get(match_id)) is not None
+                and head_is_signed(self.verifier, stored[-1], salt)
+            )
+        ):
             self._remember(match_id, stored[-1].version, stored[-1].hash)
         return stored
 

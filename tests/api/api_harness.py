@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -59,6 +60,15 @@ async def stored_log(url: str, match_id: str) -> tuple[list[Event], str | None]:
         cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
         row = await cur.fetchone()
     return events, row[0] if row else None
+
+
+async def recorded_times(url: str, match_id: str) -> list[datetime]:
+    """When each of a match's events was recorded, in version order."""
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        cur = await conn.execute(
+            "SELECT recorded_at FROM events WHERE match_id = %s ORDER BY version", (match_id,)
+        )
+        return [row[0] for row in await cur.fetchall()]
 
 
 async def omniscient_state(url: str, match_id: str) -> State:

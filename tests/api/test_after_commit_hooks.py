@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from api_harness import Api
 from litestar import Litestar
+
+from service.matches import Committed
 
 pytestmark = pytest.mark.anyio
 
@@ -16,10 +16,11 @@ async def test_hooks_see_the_new_events_and_their_failures_are_only_logged(
 ) -> None:
     seen: list[tuple[str, list[int], list[str]]] = []
 
-    async def record(match_id: str, stored: list[Any]) -> None:
-        seen.append((match_id, [s.version for s in stored], [s.type for s in stored]))
+    async def record(committed: Committed) -> None:
+        stored = committed.stored
+        seen.append((committed.match_id, [s.version for s in stored], [s.type for s in stored]))
 
-    async def broken(match_id: str, stored: list[Any]) -> None:
+    async def broken(committed: Committed) -> None:
         raise RuntimeError("the hint channel is down")
 
     app.state.matches.after_commit[:0] = [broken, record]

@@ -8,16 +8,16 @@ import random
 from typing import Any
 
 import pytest
-from api_harness import Account, Api, stored_log
+from api_harness import Account, Api, recorded_times, stored_log
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
-from service.api.fold_cache import Folded
 from service.api.seat_state import bot_request
-from service.api.summaries import summarise
 from service.bots import heuristic_bot, random_bot
 from service.engine import fold
+from service.matches.folds import Folded
+from service.matches.summaries import summarise
 from service.settings import Settings
 
 pytestmark = pytest.mark.anyio
@@ -26,7 +26,9 @@ pytestmark = pytest.mark.anyio
 async def _truth(url: str, match_id: str) -> tuple[Any, Any, int]:
     events, seed = await stored_log(url, match_id)
     assert seed is not None
-    return fold(events, seed), summarise(events), len(events)
+    return fold(events, seed, times=await recorded_times(url, match_id)), summarise(events), len(
+        events
+    )
 
 
 async def _assert_cached_equals_fold(app: Litestar, url: str, match_id: str) -> None:

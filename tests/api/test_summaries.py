@@ -11,8 +11,7 @@ import pytest
 from api_harness import Api, play_out
 
 from schemas.events import decode_event
-from service.api.summaries import save_summary, summarise
-from service.matches import rebuild_match_summaries
+from service.matches.summaries import rebuild_match_summaries, save_summary, summarise
 
 pytestmark = pytest.mark.anyio
 

@@ -37,3 +37,70 @@ def audit(database_url: str) -> Callable[[str], Any]:
             return await audit_match(conn, match_id)
 
     return run
+
+
+# -- evidence: a signing key of the test's own, a signing store, the checkpoint log ------
+
+
+class Keys:
+    """The test's signing key and keyring, named in the environment (as deploy/ does)."""
+
+    def __init__(self, folder: Any) -> None:
+        from service.evidence.keys import Keyring, load_or_create_signing_key, save_keyring
+
+        self.folder = folder
+        self.key_path = folder / "keys" / "signing-key.pem"
+        self.keyring_path = folder / "keys" / "public-keys.json"
+        self.checkpoint_folder = folder / "checkpoints"
+        self.signer, _ = load_or_create_signing_key(self.key_path)
+        self.keyring = Keyring([self.signer.public()])
+        save_keyring(self.keyring_path, self.keyring)
+
+
+@pytest.fixture
+def keys(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Keys:
+    found = Keys(tmp_path)
+    monkeypatch.setenv("MATCHA_SIGNING_KEY_FILE", str(found.key_path))
+    monkeypatch.setenv("MATCHA_PUBLIC_KEYS_FILE", str(found.keyring_path))
+    monkeypatch.setenv("MATCHA_CHECKPOINT_DIR", str(found.checkpoint_folder))
+    return found
+
+
+@pytest.fixture
+def signed_store(pool: Any, keys: Keys) -> EventStore:
+    """The store as the API runs it: it signs every append's head and checks heads."""
+    return EventStore(pool, signer=keys.signer, verifier=keys.keyring)
+
+
+@pytest.fixture
+def evidence_audit(database_url: str, keys: Keys) -> Callable[..., Any]:
+    """``await evidence_audit(match_id, receipts=(), checkpoint=True)``: the audit
+    with the service's keys and (unless told not to) its checkpoint log."""
+    from service.evidence.checkpoints import checkpoint_log_for
+
+    async def run(match_id: str, receipts: Any = (), checkpoint: bool = True) -> AuditReport:
+        async with await AsyncConnection.connect(database_url, autocommit=True) as conn:
+            log = await checkpoint_log_for(conn, keys.checkpoint_folder) if checkpoint else None
+            return await audit_match(
+                conn, match_id, keyring=keys.keyring, checkpoints=log, receipts=receipts
+            )
+
+    return run
+
+
+@pytest.fixture
+def checkpoint(database_url: str, keys: Keys) -> Callable[[], Any]:
+    """``await checkpoint()``: sign a checkpoint of the store now, as the API's checkpointer."""
+    from service.evidence.checkpoints import checkpoint_log_for, write_checkpoint
+
+    async def run() -> Any:
+        async with await AsyncConnection.connect(database_url, autocommit=True) as conn:
+            log = await checkpoint_log_for(conn, keys.checkpoint_folder)
+            return await write_checkpoint(conn, log, keys.signer, keys.keyring, force=True)
+
+    return run
+
+
+@pytest.fixture
+def forger_of(admin_database_url: str) -> Callable[[str], Forger]:
+    return lambda match_id: Forger(admin_database_url, match_id)

@@ -41,7 +41,7 @@ async def api(
     monkeypatch.setattr(app_module, "PLUGINS", [])
     app: Litestar = create_app(settings)
     async with AsyncTestClient(app) as client:
-        app.state.disputes.on_annulled = recomputes.append
+        app.state.on_annulled = recomputes.append
         yield Api(client, token)
 
 
@@ -367,7 +367,7 @@ async def test_an_upheld_dispute_queues_the_ladder_recompute_on_rq(
     from service.api.admin import _enqueue_ladder_update
 
     app = api.client.app
-    app.state.disputes.on_annulled = _enqueue_ladder_update(app)  # the real one
+    app.state.on_annulled = _enqueue_ladder_update(app)  # the real one
     ladder_id, match_id, _, a, _ = await finished_match(api)
     ratings = Queue(f"{redis_prefix}-ratings", connection=Redis.from_url(redis_server_url))
     queued_before = {j.id for j in ratings.jobs}

@@ -214,13 +214,17 @@ async def test_a_wrong_seed_revealed(forger: Forger, audit: Any, rechain: bool) 
 async def test_a_wrong_seed_with_a_matching_forged_commitment_is_caught_at_the_first_deal(
     forger: Forger, audit: Any
 ) -> None:
-    from service.engine import commitment
+    import msgspec
+
+    from schemas.events import MatchCreated
+    from service.engine.dealing import binding_of, bound_commitment
 
     rows = await forger.rows()
     wrong = "1" * 64
     created, ended = version_of(rows, "match_created"), version_of(rows, "match_ended")
     data = await forger.data(created)
-    data["seed_commitment"] = commitment(wrong)
+    event = msgspec.convert(data, MatchCreated)
+    data["seed_commitment"] = bound_commitment(wrong, binding_of(event))
     await forger.set_data(created, data)
     data = await forger.data(ended)
     data["seed"] = wrong

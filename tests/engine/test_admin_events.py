@@ -18,7 +18,7 @@ def test_given_a_finished_match_when_a_dispute_is_decided_then_the_result_stands
             DisputeDecided(dispute_id="d1", upheld=False, admin="ada", reason="no evidence"),
         ]
     )
-    assert state.disputes == (("d1", False),)
+    assert state.disputes == (("d1", 0, False),)
     assert state.winner == 1 and state.end_reason == "resigned" and not state.annulled
 
 

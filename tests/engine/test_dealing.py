@@ -114,12 +114,48 @@ def test_given_another_seed_then_the_commitment_does_not_match() -> None:
     assert problems[0].startswith("Event 1: the seed does not match the commitment")
 
 
+def _field(raw: bytes) -> bytes:
+    return len(raw).to_bytes(4, "big") + raw
+
+
 def test_the_commitment_is_published_when_the_match_is_created() -> None:
+    # matcha-deal-v2, recomputed from docs/dealing.md: the commitment binds the
+    # seed and the match's identity (id, players, ladder, ruleset, first dealer).
+    _, log = play_match((random_bot, random_bot), STANDARD, random.Random(8))
+    created = log[0]
+    assert isinstance(created, MatchCreated)
+    assert created.dealing_scheme == "matcha-deal-v2"
+    seed = next(e.seed for e in log if isinstance(e, MatchEnded))
+    bound = hashlib.sha256(
+        b"matcha-match-binding-v1"
+        + _field(created.match_id.encode())
+        + _field(created.players[0].encode())
+        + _field(created.players[1].encode())
+        + _field((created.ladder_id or "").encode())
+        + _field(msgspec.json.encode(created.ruleset))
+        + _field(str(created.first_dealer).encode())
+    ).digest()
+    expected = hashlib.sha256(b"matcha-deal-v2" + bytes.fromhex(seed) + bound).hexdigest()
+    assert created.seed_commitment == expected
+    assert check_deals(log, seed) == []
+
+
+def test_a_match_committed_under_v1_still_verifies_and_v2_binds_its_identity() -> None:
     _, log = play_match((random_bot, random_bot), STANDARD, random.Random(8))
     created = log[0]
     assert isinstance(created, MatchCreated)
     seed = next(e.seed for e in log if isinstance(e, MatchEnded))
-    assert created.seed_commitment == hashlib.sha256(bytes.fromhex(seed)).hexdigest()
+    old = msgspec.structs.replace(
+        created,
+        dealing_scheme="matcha-deal-v1",
+        seed_commitment=hashlib.sha256(bytes.fromhex(seed)).hexdigest(),
+    )
+    assert check_deals([old, *log[1:]], seed) == []
+    swapped = msgspec.structs.replace(created, players=created.players[::-1])
+    cloned = msgspec.structs.replace(created, match_id="another-id")
+    for forged in (swapped, cloned):
+        problems = check_deals([forged, *log[1:]], seed)
+        assert problems[0].startswith("Event 1: the seed does not match the commitment")
 
 
 def test_the_fast_path_of_the_shuffle_draws_what_the_general_path_draws(monkeypatch) -> None:

@@ -141,10 +141,14 @@ def test_whole_random_matches_keep_every_invariant(
     assert replay.seed == shuffle_seed
     assert replay.seats[0].hand == final.hands[0]
     assert replay.set_aside == final.set_aside
-    # ...unless the ladder keeps hands hidden in replays.
+    # ...unless the ladder keeps hands hidden in replays: then the seed, which would
+    # re-deal every hand, is hidden too, from all but an administrator.
     hidden = view(final, 1, hide_hands_in_replay=True)
-    assert hidden.seed == shuffle_seed
+    assert hidden.seed is None
+    assert view(final, "omniscient", hide_hands_in_replay=True).seed == shuffle_seed
+    assert shuffle_seed not in encode(hidden).decode()
     assert_hides(encode(hidden), set(final.hands[0]) | set(final.set_aside), "hidden replay")
     for event in log:
         data = encode(redact(event, "spectator", match_over=True, hide_hands_in_replay=True))
         assert_hides(data, hidden_in_event(event, "spectator"), "hidden replay event")
+        assert shuffle_seed.encode() not in data, "a hidden replay event shows the seed"

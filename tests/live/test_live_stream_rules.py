@@ -19,6 +19,7 @@ from service.live.render import FrameCache
 from service.live.routes import _send_frames, _Sending
 from service.live.stream import Frame, Lagging, ViewerStream
 from service.live.wire import EventsHint
+from service.matches import Seen
 from service.store import EventStore
 
 pytestmark = pytest.mark.anyio
@@ -38,8 +39,11 @@ def _hub(store: EventStore, horizon: list[int] | None = None, **settings: float)
 
 
 def _stream(hub: Hub, match_id: str, since: int = 0) -> ViewerStream:
-    return ViewerStream(hub, match_id=match_id, viewer="spectator", since=since,
+    return ViewerStream(hub, match_id=match_id, seen=SPECTATOR, since=since,
                         render=FrameCache().renderer(False))
+
+
+SPECTATOR = Seen(viewer="spectator", hide=False, delay_s=0.0, seat=None)
 
 
 @pytest.mark.parametrize("via", ["iterator", "sender"])

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import msgspec
 import pytest
 
-from schemas.rules import STANDARD
+from schemas.events import Event, MatchCreated
+from schemas.rules import DEFAULT_TERMS, STANDARD
 from service.bots import heuristic_bot, random_bot
 from service.engine.selfplay import play_match
 from service.live.publish import Publisher, lobby_summary
-from service.live.wire import LobbySummary, WireEvent
+from service.live.wire import LobbySummary
+from service.matches import Committed, MatchFacts
 
 pytestmark = pytest.mark.anyio
 
@@ -27,10 +30,29 @@ class FakeRedis:
         return 1
 
 
-def _log(seed: int) -> list[WireEvent]:
+@dataclass(frozen=True)
+class Row:
+    """A committed row, as far as the publisher reads one."""
+
+    version: int
+    recorded_at: datetime
+    event: Event
+
+
+def _log(seed: int) -> list[Row]:
     _, events = play_match((random_bot, heuristic_bot), STANDARD, random.Random(seed), "m-1")
     at = datetime(2026, 1, 1, tzinfo=UTC)
-    return [WireEvent(version=i, recorded_at=at, event=e) for i, e in enumerate(events, 1)]
+    return [Row(version=i, recorded_at=at, event=e) for i, e in enumerate(events, 1)]
+
+
+def _committed(log_: list[Row], rows: list[Row]) -> Committed:
+    created = log_[0].event
+    assert isinstance(created, MatchCreated)
+    return Committed(
+        facts=MatchFacts(created=created, terms=DEFAULT_TERMS),
+        stored=tuple(rows),  # type: ignore[arg-type]
+        over_before=False,
+    )
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -38,7 +60,7 @@ async def test_each_lobby_summary_equals_the_tally_of_the_log_so_far(seed: int) 
     log_ = _log(seed)
     loads: list[int] = []
 
-    async def load_log(match_id: str) -> list[WireEvent]:
+    async def load_log(match_id: str) -> list[Row]:
         loads.append(len(log_))
         return log_[: committed[0]]
 
@@ -55,9 +77,7 @@ async def test_each_lobby_summary_equals_the_tally_of_the_log_so_far(seed: int) 
         if start <= gap_at < end:
             start = end  # another process appended these: this one never saw them
             continue
-        await publisher(  # batches of 1..4 events, as commands append them
-            "m-1", log_[start:end]
-        )
+        await publisher(_committed(log_, log_[start:end]))  # batches of 1..4, as commands make
         await publisher.drain()
         if len(redis.lobby) > len(expected):
             expected.append(lobby_summary("m-1", log_[:end]))
@@ -72,6 +92,7 @@ async def test_each_lobby_summary_equals_the_tally_of_the_log_so_far(seed: int) 
 async def test_without_a_loader_there_is_no_lobby_summary() -> None:
     redis = FakeRedis()
     publisher = Publisher(redis, "t")
-    await publisher("m-1", _log(1)[:2])
+    log_ = _log(1)
+    await publisher(_committed(log_, log_[:2]))
     await publisher.drain()
     assert redis.lobby == []

@@ -186,7 +186,8 @@ def test_configuration_names_are_ones_the_code_reads_and_kustomize_lists_every_f
     unknown = set(config["data"]) - read
     assert not unknown, f"ConfigMap keys no code reads: {unknown}"
     secret = yaml.safe_load((K8S / "secret.example.yaml").read_text())
-    mapped = set(secret["stringData"]) - {"MIGRATE_DATABASE_URL"}
+    # keys with a dot are files mounted from the Secret (the signing key), not variables
+    mapped = {k for k in secret["stringData"] if "." not in k} - {"MIGRATE_DATABASE_URL"}
     assert mapped <= read
     kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
     listed = set(kustomization["resources"])
@@ -215,3 +216,33 @@ def test_the_proxy_limits_each_client_address_and_answers_in_problem_json() -> N
     annotations = _kind("Ingress")["metadata"]["annotations"]
     assert int(annotations["nginx.ingress.kubernetes.io/limit-rps"]) > 0
     assert int(annotations["nginx.ingress.kubernetes.io/limit-connections"]) > 0
+
+
+def test_only_the_api_mounts_the_signing_key_read_only_and_every_pod_the_public_keys() -> None:
+    config = _kind("ConfigMap", "matcha-config")["data"]
+    key_file = config["MATCHA_SIGNING_KEY_FILE"]
+    secret = yaml.safe_load((K8S / "secret.example.yaml").read_text())
+    assert "signing-key.pem" in secret["stringData"]
+    for name in ("matcha-api", "matcha-worker"):
+        pod = _kind("Deployment", name)["spec"]["template"]["spec"]
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        mounts = {m["name"]: m for m in pod["containers"][0]["volumeMounts"]}
+        keyring = mounts["public-keys"]
+        assert config["MATCHA_PUBLIC_KEYS_FILE"].startswith(keyring["mountPath"] + "/")
+        assert volumes["public-keys"]["configMap"]["name"] == "matcha-public-keys"
+        signing = [v for v in pod["volumes"] if "secret" in v]
+        if name == "matcha-worker":
+            assert not signing, "a worker never holds the signing key"
+            continue
+        (volume,) = signing
+        assert volume["secret"]["items"] == [{"key": "signing-key.pem", "path": "signing-key.pem"}]
+        assert volume["secret"]["defaultMode"] == 0o400
+        mount = mounts[volume["name"]]
+        assert mount["readOnly"] is True
+        assert key_file == mount["mountPath"] + "/signing-key.pem"
+    public = _kind("ConfigMap", "matcha-public-keys")["data"]["public-keys.json"]
+    assert json.loads(public)["format"] == "matcha-keyring/1"
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    assert compose["services"]["api"]["secrets"] == ["matcha_signing_key"]
+    assert "secrets" not in compose["services"]["worker"]
+    assert compose["secrets"]["matcha_signing_key"]["file"].endswith(".pem")

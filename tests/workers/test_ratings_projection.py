@@ -12,7 +12,15 @@ import psycopg
 import pytest
 from redis import Redis
 from rq import SimpleWorker
-from workers_harness import annul, finish_match, hand_elo, histories, new_ladder, table
+from workers_harness import (
+    annul,
+    finish_match,
+    hand_elo,
+    histories,
+    insert_result,
+    new_ladder,
+    table,
+)
 
 from service.store import EventStore
 from workers.queue import enqueue_ladder_update, queues
@@ -112,8 +120,8 @@ async def test_incremental_updates_equal_a_recompute_from_scratch(
     # one reads the ladder's matches, as the worker runs it): all must give the
     # same table.
     if scan != "by match":
-        monkeypatch.setattr("workers.ratings.SMALL_LADDER", 0)
-        monkeypatch.setattr("workers.ratings.ENDED_CHUNK_ROWS", 7)  # many chunks
+        monkeypatch.setattr("workers.ratings.reads.SMALL_LADDER", 0)
+        monkeypatch.setattr("workers.ratings.reads.ENDED_CHUNK_ROWS", 7)  # many chunks
     reader = None
     if scan == "every ladder, two connections":
         reader = psycopg.connect(conn.info.dsn, autocommit=True)
@@ -146,7 +154,7 @@ async def test_a_match_against_oneself_in_the_log_is_recomputed_like_the_increme
 ) -> None:
     # The API refuses such a match; the fast recompute hands one in the log to
     # elo.Ladder (what the increments run), so the two still agree.
-    monkeypatch.setattr("workers.ratings.SMALL_LADDER", 0)
+    monkeypatch.setattr("workers.ratings.reads.SMALL_LADDER", 0)
     ladder_id = new_ladder(conn, {"established_after_games": 3})
     for p0, p1, w in [("a", "b", 0), ("b", "c", None), ("a", "c", 1)]:
         await finish_match(store, ladder_id, p0, p1, w)
@@ -219,7 +227,7 @@ async def test_two_jobs_of_one_ladder_never_interleave(
 def test_a_chunked_read_hands_its_errors_over_and_stops_when_dropped(
     conn: psycopg.Connection,
 ) -> None:
-    from workers.ratings import _read
+    from workers.ratings.reads import read_chunks as _read
 
     with pytest.raises(psycopg.errors.UndefinedColumn):
         list(_read(conn.cursor(), "SELECT no_such_column, %(after)s", {}))
@@ -241,14 +249,83 @@ def test_a_chunked_read_hands_its_errors_over_and_stops_when_dropped(
 def test_results_are_put_in_position_order_and_a_bad_winner_is_refused() -> None:
     import struct
 
-    from workers.ratings import _in_order
+    from workers.ratings.reads import in_order as _in_order
 
     def tags(*values: int) -> bytes:
         return b"".join(struct.pack(">q", v) for v in values)
 
     ordered = _in_order("a\tb\tc", tags(256 + 2, 512 + 1, 768 + 0))
-    assert ordered == (["a", "b", "c"], [258, 513, 768], bytes([2, 1, 0]))
+    assert ordered == (["a", "b", "c"], [258, 513, 768], bytes([2, 1, 0]), None)
     # were PostgreSQL ever to aggregate out of order, the chunk is sorted
     assert _in_order("b\tc\ta", tags(513, 768, 258)) == ordered
     with pytest.raises(ValueError, match="winner"):
         _in_order("a\tb", tags(258))  # one match had no valid winner: no tag
+
+
+def glicko_state(conn: psycopg.Connection, ladder_id: str) -> dict[str, tuple[object, ...]]:
+    return {
+        r[0]: tuple(v.hex() if isinstance(v, float) else v for v in r[1:])
+        for r in conn.execute(
+            "SELECT player_id, rating, rd, volatility, games, wins, draws, losses, timeouts,"
+            " peak, provisional, period, period_open, base_rating, base_rd, base_volatility,"
+            " base_period, v_sum, d_sum, period_games FROM ratings WHERE ladder_id = %s",
+            (ladder_id,),
+        ).fetchall()
+    }
+
+
+def glicko_histories(conn: psycopg.Connection, ladder_id: str) -> dict[str, object]:
+    def hexed(values: list[float]) -> list[str]:
+        return [v.hex() for v in values]
+
+    return {
+        r[0]: (r[1], hexed(r[2]), hexed(r[3]), r[4], hexed(r[5]), hexed(r[6]), r[7])
+        for r in conn.execute(
+            "SELECT player_id, positions, before, after, scores, rd_before, rd_after, periods"
+            " FROM rating_histories WHERE ladder_id = %s", (ladder_id,),
+        ).fetchall()
+    }
+
+
+@pytest.mark.parametrize("scan", ["by match", "every ladder, two connections"])
+def test_a_glicko2_ladder_recomputed_from_the_log_equals_its_increments_bit_for_bit(
+    conn: psycopg.Connection, scan: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    if scan != "by match":
+        monkeypatch.setattr("workers.ratings.reads.SMALL_LADDER", 0)
+        monkeypatch.setattr("workers.ratings.reads.ENDED_CHUNK_ROWS", 5)
+    reader = psycopg.connect(conn.info.dsn, autocommit=True) if scan != "by match" else None
+    ladder_id = new_ladder(conn, {"system": "glicko2", "rating_period_s": 3600})
+    other = new_ladder(conn)
+    start = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+    players = ["a", "b", "c", "d", "e", "f"]
+    modes = []
+    aborted = timed_out = 0
+    for i in range(45):
+        p0, p1 = players[i % 6], players[(i * 5 + 2) % 6]
+        if p0 == p1:
+            p1 = players[(i + 1) % 6]
+        # three games an hour mostly, with gaps of idle hours; now and then the
+        # clock of a late commit goes back (the period never does)
+        at = start + timedelta(minutes=20 * i + (300 if i > 30 else 0) - (25 if i % 9 == 8 else 0))
+        reason = "aborted" if i % 11 == 10 else ("timeout" if i % 7 == 3 else None)
+        aborted += reason == "aborted"
+        timed_out += reason == "timeout"
+        insert_result(conn, ladder_id, p0, p1, None if reason == "aborted" else
+                      (0, 1, None, 1)[i % 4] if reason is None else i % 2, at, reason=reason)
+        insert_result(conn, other, p1, p0, 0, at)
+        if i % 5 == 4:
+            modes.append(apply_ladder(conn, ladder_id)["mode"])
+    assert modes[0] == "full" and set(modes[1:]) == {"incremental"}
+    incremental = (glicko_state(conn, ladder_id), glicko_histories(conn, ladder_id))
+    assert sum(row[3] for row in incremental[0].values()) == 2 * (45 - aborted)
+    assert sum(row[7] for row in incremental[0].values()) == timed_out
+    assert len({p for h in incremental[1].values() for p in h[6]}) > 5  # many periods
+
+    result = apply_ladder(conn, ladder_id, full=True, reader=reader)
+    assert result["mode"] == "full" and result["matches"] == 45 - aborted
+    assert (glicko_state(conn, ladder_id), glicko_histories(conn, ladder_id)) == incremental
+    if reader is not None:
+        reader.close()

@@ -72,7 +72,7 @@ async function ladderSection(ladder, redraw) {
       h("td", {}, Math.round(p.rating)), h("td", {}, p.games), cell);
   });
   return h("section", { class: "panel ladder", "data-ladder": ladder.id, "aria-label": `Ladder ${ladder.name}` },
-    h("div", { class: "row" }, h("h2", {}, ladder.name), h("span", { class: "badge" }, ladder.ruleset), join, queue),
+    h("div", { class: "row" }, h("h2", {}, ladder.name), h("span", { class: "badge" }, ladder.ruleset), join, queue, h("a", { class: "btn", href: `/ladders/${enc(ladder.id)}/seasons`, "data-action": "seasons" }, "Seasons")),
     board === null
       ? h("p", { class: "muted" }, "The leaderboard is not available yet.")
       : rows.length

@@ -66,14 +66,14 @@ def summarise(events: Iterable[Event], first_version: int = 1) -> Summary:
                 players=event.players,
             )
         else:
-            apply(summary, event)
+            tally(summary, event)
         summary.last_version = version
     if summary is None:
         raise ValueError("an empty log has no summary")
     return summary
 
 
-def apply(summary: Summary, event: Event) -> None:
+def tally(summary: Summary, event: Event) -> None:
     match event:
         case HandDealt(hand=hand):
             summary.hand = hand

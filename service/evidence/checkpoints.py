@@ -1,0 +1,407 @@
+"""Signed checkpoints: one signed Merkle root over every match's latest signed head.
+
+A checkpoint says "at global position P, match m was at (version, hash), for
+every m": the leaves are ``field(match_id) + field(str(version)) +
+field(blinded)`` (``blinded``: the head's hash blinded with the match's salt,
+``service.store.heads``, so a published proof tells nothing about a live
+match's hidden cards), ordered by match id and hashed as RFC 6962 does
+(``service.evidence.merkle``); the service signs
+
+    b"matcha-checkpoint-v1" + field(origin) + field(str(sequence))
+    + field(str(tree_size)) + field(root) + field(str(position))
+    + field(issued_at) + field(key_id)
+
+``origin`` names the event store (``<database>-<store id>``, migration 0025),
+so a checkpoint of one store is never taken for another's.
+
+Each checkpoint is appended, with the leaves that changed since the previous
+one, as one JSON line to an append-only file under the data folder (the
+database role cannot write there), and, in deploy/, to an object store. The
+whole leaf set of the latest checkpoint is the fold of the file's lines, so
+the audit can prove one match's leaf with a short inclusion proof and compare
+it with the table: a log cut or rewritten after a checkpoint no longer holds
+the checkpointed (version, hash). Only heads that carry a valid service
+signature become leaves: a forged row never enters a checkpoint.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import fcntl
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from psycopg import AsyncConnection
+
+from service.evidence import merkle
+from service.evidence.keys import Keyring, SigningKey
+from service.store.events import APPEND_LOCK_KEY, unsigned_up_to
+from service.store.heads import blinded, head_salt, row_head_message
+
+log = logging.getLogger("matcha.evidence.checkpoints")
+
+CHECKPOINT_FORMAT = "matcha-checkpoint/1"
+_DOMAIN = b"matcha-checkpoint-v1"
+
+
+def _field(raw: bytes) -> bytes:
+    return len(raw).to_bytes(4, "big") + raw
+
+
+class Checkpoint(msgspec.Struct, frozen=True, kw_only=True):
+    format: str = CHECKPOINT_FORMAT
+    origin: str
+    """The event store it covers: ``<database>-<store id>``."""
+    sequence: int
+    """1, 2, 3 ... in this log."""
+    tree_size: int
+    root: str
+    """RFC 6962 tree head, hex."""
+    position: int
+    """Covers every committed event up to this global position."""
+    issued_at: str
+    key_id: str
+    signature: str
+    """Ed25519 over ``checkpoint_message``, standard base64."""
+
+
+class Leaf(msgspec.Struct, frozen=True, array_like=True):
+    match_id: str
+    version: int
+    hash: str
+    """The head's blinded hash (``heads.blinded``), hex."""
+
+
+class Entry(msgspec.Struct, frozen=True, kw_only=True):
+    """One line of the checkpoint log."""
+
+    checkpoint: Checkpoint
+    changed: list[Leaf]
+
+
+class InclusionProof(msgspec.Struct, frozen=True, kw_only=True):
+    """One match's leaf in a checkpoint, and the audit path to its root."""
+
+    checkpoint: Checkpoint
+    leaf: Leaf
+    leaf_index: int
+    path: list[str]
+    """Sibling hashes from the leaf up, hex (RFC 9162 §2.1.3)."""
+
+
+def checkpoint_message(
+    *,
+    origin: str,
+    sequence: int,
+    tree_size: int,
+    root: bytes,
+    position: int,
+    issued_at: str,
+    key_id: str,
+) -> bytes:
+    return b"".join(
+        (
+            _DOMAIN,
+            _field(origin.encode()),
+            _field(str(sequence).encode()),
+            _field(str(tree_size).encode()),
+            _field(root),
+            _field(str(position).encode()),
+            _field(issued_at.encode()),
+            _field(key_id.encode()),
+        )
+    )
+
+
+def leaf_data(leaf: Leaf) -> bytes:
+    return (
+        _field(leaf.match_id.encode())
+        + _field(str(leaf.version).encode())
+        + _field(bytes.fromhex(leaf.hash))
+    )
+
+
+def tree_leaves(leaves: dict[str, Leaf]) -> tuple[list[str], list[bytes]]:
+    """Match ids in tree order (sorted) and their leaf hashes."""
+    ids = sorted(leaves)
+    return ids, [merkle.leaf_hash(leaf_data(leaves[m])) for m in ids]
+
+
+def sign_checkpoint(
+    signer: SigningKey, *, origin: str, sequence: int, leaves: dict[str, Leaf], position: int
+) -> Checkpoint:
+    _, hashes = tree_leaves(leaves)
+    head = merkle.root(hashes)
+    issued_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    message = checkpoint_message(
+        origin=origin,
+        sequence=sequence,
+        tree_size=len(hashes),
+        root=head,
+        position=position,
+        issued_at=issued_at,
+        key_id=signer.key_id,
+    )
+    return Checkpoint(
+        origin=origin,
+        sequence=sequence,
+        tree_size=len(hashes),
+        root=head.hex(),
+        position=position,
+        issued_at=issued_at,
+        key_id=signer.key_id,
+        signature=base64.b64encode(signer.sign(message)).decode(),
+    )
+
+
+def checkpoint_problem(checkpoint: Checkpoint, keyring: Keyring) -> str | None:
+    """Why ``checkpoint`` is not the service's signature (None: it is)."""
+    try:
+        root = bytes.fromhex(checkpoint.root)
+        signature = base64.b64decode(checkpoint.signature, validate=True)
+    except (ValueError, binascii.Error):
+        return "the checkpoint's root or signature is not valid hex / base64"
+    message = checkpoint_message(
+        origin=checkpoint.origin,
+        sequence=checkpoint.sequence,
+        tree_size=checkpoint.tree_size,
+        root=root,
+        position=checkpoint.position,
+        issued_at=checkpoint.issued_at,
+        key_id=checkpoint.key_id,
+    )
+    if not keyring.verify(checkpoint.key_id, message, signature):
+        return f"checkpoint {checkpoint.sequence} does not verify with key {checkpoint.key_id!r}"
+    return None
+
+
+def proof_problem(proof: InclusionProof, keyring: Keyring) -> str | None:
+    """Why ``proof`` does not show its leaf in a checkpoint the service signed."""
+    problem = checkpoint_problem(proof.checkpoint, keyring)
+    if problem is not None:
+        return problem
+    try:
+        path = [bytes.fromhex(p) for p in proof.path]
+        leaf = merkle.leaf_hash(leaf_data(proof.leaf))
+        head = bytes.fromhex(proof.checkpoint.root)
+    except ValueError:
+        return "the inclusion proof is not valid hex"
+    if not merkle.verify_inclusion(leaf, proof.leaf_index, proof.checkpoint.tree_size, path, head):
+        return f"the leaf of {proof.leaf.match_id} is not in checkpoint {proof.checkpoint.sequence}"
+    return None
+
+
+_entry_decoder = msgspec.json.Decoder(Entry)
+_encoder = msgspec.json.Encoder()
+
+
+@dataclass
+class CheckpointLog:
+    """The append-only checkpoint file, and the leaf set its lines fold into.
+
+    Several processes may share one file: every write happens under an
+    exclusive ``flock``, after reading the lines others appended meanwhile.
+    """
+
+    path: Path
+    origin: str
+    leaves: dict[str, Leaf] = field(default_factory=dict)
+    latest: Checkpoint | None = None
+    _offset: int = 0
+    _inode: int | None = None
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[Any]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        with os.fdopen(fd, "r+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield handle
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _catch_up(self, handle: Any) -> None:
+        inode = os.fstat(handle.fileno()).st_ino
+        if inode != self._inode:  # a new file (or the first read): start over
+            self.leaves, self.latest, self._offset, self._inode = {}, None, 0, inode
+        handle.seek(self._offset)
+        for line in handle:
+            if not line.endswith(b"\n"):
+                break  # a line still being written by a process that died: never complete
+            self._offset += len(line)
+            try:
+                entry = _entry_decoder.decode(line)
+            except msgspec.DecodeError:
+                log.error("skipping an unreadable line in %s", self.path)
+                continue
+            for leaf in entry.changed:
+                self.leaves[leaf.match_id] = leaf
+            self.latest = entry.checkpoint
+
+    def refresh(self) -> None:
+        """Read what other processes appended (a reader that never writes)."""
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as handle:
+            fcntl.flock(handle, fcntl.LOCK_SH)
+            try:
+                self._catch_up(handle)
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def proof(self, match_id: str) -> InclusionProof | None:
+        """The match's leaf in the latest checkpoint, with its audit path (None: not in it)."""
+        if self.latest is None or match_id not in self.leaves:
+            return None
+        ids, hashes = tree_leaves(self.leaves)
+        index = ids.index(match_id)
+        return InclusionProof(
+            checkpoint=self.latest,
+            leaf=self.leaves[match_id],
+            leaf_index=index,
+            path=[h.hex() for h in merkle.inclusion_proof(hashes, index)],
+        )
+
+
+async def store_origin(conn: AsyncConnection[Any]) -> str:
+    """``<database>-<first 8 of the store id>``: what a checkpoint log belongs to."""
+    cur = await conn.execute(
+        "SELECT current_database(), (SELECT min(store_id) FROM evidence_epoch)"
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    return f"{row[0]}-{str(row[1] or 'none')[:8]}"
+
+
+async def checkpoint_log_for(conn: AsyncConnection[Any], folder: Path) -> CheckpointLog:
+    """The checkpoint log of the event store ``conn`` reaches, in ``folder``."""
+    origin = await store_origin(conn)
+    return CheckpointLog(folder / f"{origin}.jsonl", origin)
+
+
+CHANGED_HEADS = """
+SELECT DISTINCT ON (e.match_id)
+       e.match_id, e.version, e.hash, e.recorded_at, e.key_id, e.signature, s.seed
+FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id
+WHERE e.position > %s AND e.position <= %s AND e.signature IS NOT NULL
+ORDER BY e.match_id, e.version DESC
+"""
+"""The latest signed head of each match that moved: one signature to verify per
+match, however many commands it took since the previous checkpoint. (A forged
+latest head hides nothing: it is left out, and the audit names it.)"""
+LEGACY_HEADS = """
+SELECT DISTINCT ON (e.match_id) e.match_id, e.version, e.hash, s.seed
+FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id
+WHERE e.position <= %s ORDER BY e.match_id, e.version DESC
+"""
+
+
+async def _committed_high(conn: AsyncConnection[Any]) -> int:
+    """The last position handed out, once every append that may own one has ended
+    (the barrier of ``EventStore.read_all``: docs/event-store.md "Global order")."""
+    cur = await conn.execute(
+        "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM events_position_seq"
+    )
+    row = await cur.fetchone()
+    high = int(row[0]) if row else 0
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK_KEY,))
+    return high
+
+
+async def changed_leaves(
+    conn: AsyncConnection[Any], keyring: Keyring, after: int, high: int
+) -> tuple[dict[str, Leaf], int]:
+    """The signed heads committed in ``(after, high]``, latest per match, and how
+    many rows were left out because their signature does not verify."""
+    found: dict[str, Leaf] = {}
+    rejected = 0
+    if after == 0:
+        epoch = await unsigned_up_to(conn)
+        if epoch:  # rows from before signatures: trusted as they stand at the first checkpoint
+            cur = await conn.execute(LEGACY_HEADS, (epoch,))
+            for match_id, version, hash_, seed in await cur.fetchall():
+                blind = blinded(head_salt(seed), bytes(hash_))
+                found[match_id] = Leaf(match_id, version, blind.hex())
+    cur = await conn.execute(CHANGED_HEADS, (after, high))
+    for match_id, version, hash_, recorded_at, key_id, signature, seed in await cur.fetchall():
+        salt = head_salt(seed)
+        message = row_head_message(
+            key_id=key_id,
+            match_id=match_id,
+            version=version,
+            hash_=bytes(hash_),
+            recorded_at=recorded_at,
+            salt=salt,
+        )
+        if not keyring.verify(key_id, message, bytes(signature)):
+            rejected += 1
+            continue
+        known = found.get(match_id)
+        if known is None or known.version < version:
+            found[match_id] = Leaf(match_id, version, blinded(salt, bytes(hash_)).hex())
+    return found, rejected
+
+
+async def write_checkpoint(
+    conn: AsyncConnection[Any],
+    checkpoints: CheckpointLog,
+    signer: SigningKey,
+    keyring: Keyring,
+    *,
+    force: bool = False,
+) -> Entry | None:
+    """Sign and append a checkpoint if any match moved since the latest one
+    (``force``: even if none did). Returns the line written, or None.
+
+    The database is read before the file is locked (no process waits on the
+    lock for a query); under the lock the lines others appended meanwhile are
+    read first, and only leaves newer than theirs are added.
+    """
+    high = await _committed_high(conn)
+    checkpoints.refresh()
+    after = checkpoints.latest.position if checkpoints.latest else 0
+    if high <= after and not force and checkpoints.latest is not None:
+        return None
+    found, rejected = await changed_leaves(conn, keyring, after, max(high, after))
+    if rejected:
+        log.error("%d signed heads after position %d do not verify: left out", rejected, after)
+    with checkpoints._locked() as handle:
+        checkpoints._catch_up(handle)
+        latest = checkpoints.latest
+        if latest is not None and latest.position >= high and not force:
+            return None  # another process covered it meanwhile
+        changed = [
+            leaf
+            for leaf in found.values()
+            if (old := checkpoints.leaves.get(leaf.match_id)) is None or old.version < leaf.version
+        ]
+        if not changed and not force and latest is not None:
+            return None
+        leaves = dict(checkpoints.leaves)
+        leaves.update((leaf.match_id, leaf) for leaf in changed)
+        position = max(high, latest.position if latest else 0)
+        checkpoint = sign_checkpoint(
+            signer,
+            origin=checkpoints.origin,
+            sequence=latest.sequence + 1 if latest else 1,
+            leaves=leaves,
+            position=position,
+        )
+        entry = Entry(checkpoint=checkpoint, changed=sorted(changed, key=lambda x: x.match_id))
+        line = _encoder.encode(entry) + b"\n"
+        handle.write(line)
+        handle.flush()
+        os.fsync(handle.fileno())
+        checkpoints._offset += len(line)
+        checkpoints.leaves, checkpoints.latest = leaves, checkpoint
+    return entry

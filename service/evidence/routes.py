@@ -1,0 +1,191 @@
+"""Evidence over HTTP: the public keys, the latest checkpoint, one match's
+inclusion proof, and checking receipts against the log (docs/api.md, docs/audit.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from litestar import get, post
+from litestar.datastructures import State
+from litestar.params import QueryParameter
+from psycopg_pool import AsyncConnectionPool
+
+from service.api.deps import requires_role
+from service.audit.report import AuditReport
+from service.audit.timing import DEFAULT_GAP_S
+from service.errors import NotFound, ValidationFailed
+from service.evidence.checkpoints import Checkpoint, CheckpointLog, InclusionProof
+from service.evidence.keys import KeyringFile
+from service.evidence.receipts import Receipt, receipt_holds, receipt_problem
+from service.evidence.service import Evidence
+
+
+def _evidence(state: State) -> Evidence:
+    evidence: Evidence = state.evidence
+    return evidence
+
+
+def _log(state: State) -> CheckpointLog:
+    log = _evidence(state).checkpoints
+    if log is None:
+        raise NotFound("No checkpoint has been signed yet.", code="no_checkpoint")
+    log.refresh()
+    return log
+
+
+@get("/api/keys", operation_id="getPublicKeys", tags=["evidence"], security=[])
+async def public_keys(state: State) -> KeyringFile:
+    """Every public key the service has signed with (retired ones too): what a
+    receipt, a checkpoint or a record is verified with, offline."""
+    return KeyringFile(keys=_evidence(state).keyring.keys())
+
+
+@get("/api/checkpoints/latest", operation_id="getLatestCheckpoint", tags=["evidence"], security=[])
+async def latest_checkpoint(state: State) -> Checkpoint:
+    """The latest signed checkpoint: a Merkle root over every match's latest signed head."""
+    log = _log(state)
+    if log.latest is None:
+        raise NotFound("No checkpoint has been signed yet.", code="no_checkpoint")
+    return log.latest
+
+
+@get(
+    "/api/matches/{match_id:str}/checkpoint",
+    operation_id="getMatchCheckpoint",
+    tags=["evidence"],
+    security=[],
+)
+async def match_checkpoint(match_id: str, state: State) -> InclusionProof:
+    """The match's leaf in the latest checkpoint and its inclusion proof (RFC 9162).
+    The leaf holds the head's hash blinded with a salt from the secret seed, so a
+    live match's proof reveals nothing about its hidden cards."""
+    proof = _log(state).proof(match_id)
+    if proof is None:
+        raise NotFound("No checkpoint holds this match yet.", code="not_checkpointed")
+    return proof
+
+
+class ReceiptsBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    receipts: list[Receipt]
+
+
+class ReceiptVerdict(msgspec.Struct, frozen=True, kw_only=True):
+    version: int
+    signature_ok: bool
+    held: bool
+    """The log still holds this version with the hash the receipt blinds."""
+    problem: str | None = None
+
+
+class ReceiptsCheck(msgspec.Struct, frozen=True, kw_only=True):
+    match_id: str
+    version: int
+    """The log's version now."""
+    consistent: bool
+    receipts: list[ReceiptVerdict]
+
+
+MAX_RECEIPTS = 1000
+
+
+@post(
+    "/api/matches/{match_id:str}/receipts/check",
+    operation_id="checkReceipts",
+    tags=["evidence"],
+    security=[],
+    status_code=200,
+)
+async def check_receipts(
+    match_id: str, data: ReceiptsBody, state: State, pool: AsyncConnectionPool
+) -> ReceiptsCheck:
+    """Does the log still hold what these receipts say it reached? Anyone may ask:
+    the answer is yes or no per receipt, nothing of the log itself."""
+    if len(data.receipts) > MAX_RECEIPTS:
+        raise ValidationFailed(f"At most {MAX_RECEIPTS} receipts at once.")
+    keyring = _evidence(state).keyring
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT version, hash FROM events WHERE match_id = %s ORDER BY version", (match_id,)
+        )
+        rows = {v: bytes(h) for v, h in await cur.fetchall()}
+        cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
+        seed_row = await cur.fetchone()
+    if not rows:
+        raise NotFound("No match has this id.", code="match_not_found")
+    seed = None if seed_row is None else str(seed_row[0])
+    verdicts: list[ReceiptVerdict] = []
+    for receipt in data.receipts:
+        problem = (
+            f"the receipt is for match {receipt.match_id!r}"
+            if receipt.match_id != match_id
+            else receipt_problem(receipt, keyring)
+        )
+        if problem is not None:
+            verdicts.append(
+                ReceiptVerdict(
+                    version=receipt.version, signature_ok=False, held=False, problem=problem
+                )
+            )
+            continue
+        chain_hash = rows.get(receipt.version)
+        held = chain_hash is not None and receipt_holds(receipt, chain_hash, seed)
+        verdicts.append(
+            ReceiptVerdict(
+                version=receipt.version,
+                signature_ok=True,
+                held=held,
+                problem=None
+                if held
+                else (
+                    f"the log ends at version {max(rows)}: events were removed"
+                    if chain_hash is None
+                    else f"version {receipt.version} was rewritten after this receipt"
+                ),
+            )
+        )
+    return ReceiptsCheck(
+        match_id=match_id,
+        version=max(rows),
+        consistent=all(v.held for v in verdicts),
+        receipts=verdicts,
+    )
+
+
+@post(
+    "/api/admin/matches/{match_id:str}/audit",
+    operation_id="auditMatchWithReceipts",
+    tags=["admin"],
+    guards=[requires_role("admin")],
+    status_code=200,
+)
+async def audit_with_receipts(
+    match_id: str,
+    data: ReceiptsBody,
+    state: State,
+    pool: AsyncConnectionPool,
+    gap_s: Annotated[float, QueryParameter(gt=0)] = DEFAULT_GAP_S,
+) -> AuditReport:
+    """The audit of ``GET /api/admin/matches/{id}/audit``, also checked against the
+    receipts a player presents (in a dispute)."""
+    from service.audit.audit import audit_match
+
+    evidence = _evidence(state)
+    async with pool.connection() as conn:
+        return await audit_match(
+            conn,
+            match_id,
+            gap_threshold_s=gap_s,
+            keyring=evidence.keyring,
+            checkpoints=evidence.checkpoints,
+            receipts=data.receipts,
+        )
+
+
+ROUTES: list[Any] = [
+    public_keys,
+    latest_checkpoint,
+    match_checkpoint,
+    check_receipts,
+    audit_with_receipts,
+]

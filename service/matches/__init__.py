@@ -1,0 +1,55 @@
+"""The match core: one pipeline for every command of a match, one policy for
+who sees what (docs/architecture.md).
+
+* ``MatchCore`` (``core``): start a match; ``run`` any command through fold →
+  decide → append → after-commit hooks; the non-seat commands (disputes,
+  decisions, annulments, time-outs) as methods.
+* ``seen_by`` and friends (``policy``): what a caller may see, on which channel.
+* ``MatchFacts`` (``facts``): how a match began and the terms it is played on.
+* ``Folded`` / ``FoldCache`` (``folds``): the cached fold, keyed by version and head.
+* ``summaries``: the ``match_summaries`` projection kept in step with the events.
+
+Imports only the engine, the store and the schemas.
+"""
+
+from service.matches.core import (
+    Accepted,
+    AfterCommit,
+    Committed,
+    MakeCommand,
+    MatchCore,
+    StartedMatch,
+    command_hash,
+    new_id,
+)
+from service.matches.facts import MatchFacts
+from service.matches.folds import Folded
+from service.matches.policy import (
+    ANONYMOUS,
+    Caller,
+    Channel,
+    Seen,
+    check_record_export,
+    replay_viewer,
+    seen_by,
+)
+
+__all__ = [
+    "ANONYMOUS",
+    "Accepted",
+    "AfterCommit",
+    "Caller",
+    "Channel",
+    "Committed",
+    "Folded",
+    "MakeCommand",
+    "MatchCore",
+    "MatchFacts",
+    "Seen",
+    "StartedMatch",
+    "check_record_export",
+    "command_hash",
+    "new_id",
+    "replay_viewer",
+    "seen_by",
+]

@@ -1,0 +1,212 @@
+"""The season rules of a ladder, as a Decider: ``decide`` (one ``match`` over the
+commands), ``evolve`` (one ``match`` over the events), ``initial_state``. Pure.
+
+Rules: a season has a name and an end after its start; seasons of one ladder
+never overlap; at most one runs at a time; a season starts once (at or after
+its start date), ends once (at its end date, or earlier by an organiser), and
+its standings are frozen once, after it ended.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import msgspec
+
+from schemas.seasons import (
+    EndSeason,
+    FreezeStandings,
+    LadderEvent,
+    ScheduleSeason,
+    SeasonCommand,
+    SeasonEnded,
+    SeasonScheduled,
+    SeasonStarted,
+    StandingsFrozen,
+    StartSeason,
+)
+from service.errors import Conflict, NotFound, ValidationFailed
+
+Phase = Literal["scheduled", "running", "ended", "frozen"]
+
+
+class Season(msgspec.Struct, frozen=True, kw_only=True):
+    season_id: str
+    name: str
+    starts_at: datetime
+    ends_at: datetime
+    soft_reset: float
+    phase: Phase = "scheduled"
+    start_position: int | None = None
+    end_position: int | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    ended_early: bool = False
+
+
+class Seasons(msgspec.Struct, frozen=True, kw_only=True):
+    """A ladder's seasons, in the order they were scheduled."""
+
+    seasons: tuple[Season, ...] = ()
+
+    def get(self, season_id: str) -> Season | None:
+        return next((s for s in self.seasons if s.season_id == season_id), None)
+
+    def running(self) -> Season | None:
+        return next((s for s in self.seasons if s.phase == "running"), None)
+
+
+def initial_state() -> Seasons:
+    return Seasons()
+
+
+def _season(state: Seasons, season_id: str) -> Season:
+    found = state.get(season_id)
+    if found is None:
+        raise NotFound("This ladder has no season with this id.", code="no_such_season")
+    return found
+
+
+def decide(state: Seasons, command: SeasonCommand) -> list[LadderEvent]:
+    match command:
+        case ScheduleSeason(name=name, starts_at=starts_at, ends_at=ends_at):
+            if not name.strip():
+                raise ValidationFailed("A season needs a name.", code="season_name")
+            if ends_at <= starts_at:
+                raise ValidationFailed(
+                    "A season must end after it starts (ends_at > starts_at).",
+                    code="season_dates",
+                )
+            if ends_at <= command.now:
+                raise ValidationFailed(
+                    "This season's end date is in the past.", code="season_dates"
+                )
+            if not 0.0 <= command.soft_reset <= 1.0:
+                raise ValidationFailed(
+                    "soft_reset is a fraction from 0 to 1.", code="season_soft_reset"
+                )
+            if state.get(command.season_id) is not None:
+                raise Conflict("A season with this id exists.", code="season_exists")
+            for other in state.seasons:
+                end = other.ended_at if other.phase in ("ended", "frozen") else other.ends_at
+                if starts_at < end and other.starts_at < ends_at:  # type: ignore[operator]
+                    raise Conflict(
+                        f"The dates overlap season {other.name!r}.", code="season_overlap"
+                    )
+            return [
+                SeasonScheduled(
+                    season_id=command.season_id,
+                    name=name.strip(),
+                    starts_at=starts_at,
+                    ends_at=ends_at,
+                    soft_reset=command.soft_reset,
+                    organiser=command.organiser,
+                )
+            ]
+        case StartSeason(season_id=season_id, now=now):
+            season = _season(state, season_id)
+            if season.phase != "scheduled":
+                raise Conflict("This season has started already.", code="season_started")
+            if now < season.starts_at:
+                raise Conflict("This season's start date has not come yet.", code="season_not_due")
+            if state.running() is not None:
+                raise Conflict("Another season is running on this ladder.", code="season_running")
+            return [
+                SeasonStarted(season_id=season_id, at_position=command.at_position, started_at=now)
+            ]
+        case EndSeason(season_id=season_id, now=now, early=early):
+            season = _season(state, season_id)
+            if season.phase == "scheduled":
+                raise Conflict("This season has not started.", code="season_not_started")
+            if season.phase != "running":
+                raise Conflict("This season has ended already.", code="season_ended")
+            if not early and now < season.ends_at:
+                raise Conflict("This season's end date has not come yet.", code="season_not_due")
+            return [
+                SeasonEnded(
+                    season_id=season_id,
+                    at_position=command.at_position,
+                    ended_at=now,
+                    early=early and now < season.ends_at,
+                    by=command.by,
+                )
+            ]
+        case FreezeStandings(season_id=season_id):
+            season = _season(state, season_id)
+            if season.phase == "frozen":
+                raise Conflict(
+                    "This season's standings are frozen already.", code="standings_frozen"
+                )
+            if season.phase != "ended" or season.end_position is None:
+                raise Conflict(
+                    "A season's standings are frozen once it has ended.", code="season_not_ended"
+                )
+            return [
+                StandingsFrozen(
+                    season_id=season_id,
+                    at_position=season.end_position,
+                    standings=command.standings,
+                )
+            ]
+
+
+def _replace(state: Seasons, season_id: str, **changes: object) -> Seasons:
+    return Seasons(
+        seasons=tuple(
+            msgspec.structs.replace(s, **changes) if s.season_id == season_id else s
+            for s in state.seasons
+        )
+    )
+
+
+def evolve(state: Seasons, event: LadderEvent) -> Seasons:
+    match event:
+        case SeasonScheduled():
+            season = Season(
+                season_id=event.season_id,
+                name=event.name,
+                starts_at=event.starts_at,
+                ends_at=event.ends_at,
+                soft_reset=event.soft_reset,
+            )
+            return Seasons(seasons=(*state.seasons, season))
+        case SeasonStarted():
+            return _replace(
+                state,
+                event.season_id,
+                phase="running",
+                start_position=event.at_position,
+                started_at=event.started_at,
+            )
+        case SeasonEnded():
+            return _replace(
+                state,
+                event.season_id,
+                phase="ended",
+                end_position=event.at_position,
+                ended_at=event.ended_at,
+                ended_early=event.early,
+            )
+        case StandingsFrozen():
+            return _replace(state, event.season_id, phase="frozen")
+
+
+def fold(events: list[LadderEvent]) -> Seasons:
+    state = initial_state()
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
+def boundaries(state: Seasons) -> list[tuple[int, float | None]]:
+    """Where the ratings fold closes its periods, in log order: each season's
+    start with its soft reset, each end with None (a start sorts after an end
+    at the same position)."""
+    marks: list[tuple[int, int, float | None]] = []
+    for s in state.seasons:
+        if s.start_position is not None:
+            marks.append((s.start_position, 1, s.soft_reset))
+        if s.end_position is not None:
+            marks.append((s.end_position, 0, None))
+    return [(position, fraction) for position, _, fraction in sorted(marks)]
