@@ -29,7 +29,7 @@ import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -37,13 +37,10 @@ from schemas.cards import Seat
 from schemas.views import MatchView
 from service.botplay.accounts import BotAccount, BotAccounts
 from service.botplay.config import BotPlaySettings
-from service.botplay.match_port import MatchPort, players_in
+from service.botplay.match_port import CommitNote, MatchPort
 from service.bots.levels import LEVELS
 from service.bots.search import search
 from service.errors import Conflict, NotFound, RuleError, VersionConflict
-
-if TYPE_CHECKING:
-    from service.store import StoredEvent
 
 log = logging.getLogger("matcha.botplay.driver")
 
@@ -85,12 +82,11 @@ class BotDriver:
 
     # -- the hook and the tasks ------------------------------------------------------
 
-    async def after_commit(self, match_id: str, stored: list[StoredEvent]) -> None:
-        """The after-commit hook: note the match; a task does the rest."""
-        players = players_in(stored)
-        if players is not None:
-            self._remember(match_id, self._bot_seats(players))
-        self.poke(match_id)
+    async def after_commit(self, note: CommitNote) -> None:
+        """The after-commit hook: note the match; a task does the rest (no I/O here)."""
+        if note.match_id not in self._seats:
+            self._remember(note.match_id, self._bot_seats(note.players))
+        self.poke(note.match_id)
 
     def poke(self, match_id: str) -> None:
         """Make sure the match's bot (if it has one) looks at it soon."""
@@ -179,9 +175,8 @@ class BotDriver:
 
     async def _seats_of(self, match_id: str) -> Seats:
         seats = self._seats.get(match_id)
-        if seats is None:
-            facts = await self._port.facts(match_id)
-            seats = self._bot_seats(facts.players)
+        if seats is None:  # a match the sweep found, or one forgotten since
+            seats = self._bot_seats(await self._port.players(match_id))
             self._remember(match_id, seats)
         return seats
 

@@ -1,52 +1,78 @@
-"""The one door from bot play to the match core.
+"""The one door from bot play to the match core (``service.matches.MatchCore``).
 
-Every call bot play makes to ``service.matches.MatchService`` goes through
-this module, so when the match core moves (to ``service/matches/``) it is
-re-pointed here and nowhere else. What comes out is only ever a view built
-by the engine's observer (``service.engine.view``) for one viewer (the bot's
-seat, or a live spectator), or public facts (players, ladder, version,
-whether the match is over): never the folded ``State``.
+Every call bot play makes to the match core goes through this module, so when
+the core changes it is re-pointed here and nowhere else. What comes out is
+only ever a view the engine's observer (``service.engine.view``) built for one
+viewer the viewer policy (``service.matches.seen_by``) chose: the bot's own
+seat, or a live spectator; or public facts (players, versions, whether the
+match is over). Never the folded ``State``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 
 import msgspec
 
 from schemas.cards import Seat
-from schemas.commands import KeepCards, Pass, PlayCard, Resign, SeatCommand
-from schemas.events import MatchCreated
+from schemas.commands import Command, SeatCommand
 from schemas.views import MatchView
 from service.api.auth import Player
-from service.engine import State, fold, is_terminal, view
-from service.matches import KeepBody, MatchService, PassBody, PlayBody, ResignBody, StartedMatch
-
-if TYPE_CHECKING:
-    from service.store import StoredEvent
-
-CommitHook = Callable[[str, "list[StoredEvent]"], Awaitable[None]]
+from service.api.deps import caller_of
+from service.engine import State, is_terminal, view
+from service.errors import Forbidden
+from service.matches import Committed, Folded, MatchCore, MatchFacts, StartedMatch, seen_by
 
 
-class MatchFacts(msgspec.Struct, frozen=True, kw_only=True):
-    """What anyone may know of a match without seeing it."""
+class CommitNote(msgspec.Struct, frozen=True, kw_only=True):
+    """What bot play hears after each commit of any match: public facts only."""
 
     match_id: str
     players: tuple[str, str]
-    ladder_id: str | None
     version: int
+    """The match's version after the commit."""
+
+
+CommitHook = Callable[[CommitNote], Awaitable[None]]
+
+
+class Visible(msgspec.Struct, frozen=True, kw_only=True):
+    """What the viewer policy lets one caller see of a match now."""
+
+    version: int
+    """The latest version released to the caller (a delayed spectator's lags)."""
+    latest: int
+    """The match's latest version."""
     over: bool
+    seat: Seat | None
+    """The caller's own seat, if they play in this match."""
 
 
 class MatchPort:
-    def __init__(self, matches: MatchService) -> None:
+    def __init__(self, matches: MatchCore) -> None:
         self._matches = matches
+        self._relays: dict[CommitHook, Callable[[Committed], Awaitable[None]]] = {}
 
     def on_commit(self, hook: CommitHook) -> None:
-        """Call ``await hook(match_id, stored_events)`` after every commit of any match."""
-        self._matches.after_commit.append(hook)
+        """Call ``await hook(note)`` after every commit of any match."""
+
+        async def relay(committed: Committed) -> None:
+            last = committed.stored[-1].version if committed.stored else 0
+            await hook(
+                CommitNote(
+                    match_id=committed.match_id, players=committed.facts.players, version=last
+                )
+            )
+
+        self._relays[hook] = relay
+        self._matches.after_commit.append(relay)
+
+    def off_commit(self, hook: CommitHook) -> None:
+        """Stop calling ``hook`` (a process that stops; tests of a lost hook)."""
+        relay = self._relays.pop(hook, None)
+        if relay is not None and relay in self._matches.after_commit:
+            self._matches.after_commit.remove(relay)
 
     async def start(self, *, players: tuple[str, str], ruleset: str, actor: str) -> StartedMatch:
         """An unrated match (no ladder): a fresh secret seed, the first deal."""
@@ -54,16 +80,9 @@ class MatchPort:
             players=players, ruleset=ruleset, ladder_id=None, actor=actor
         )
 
-    async def facts(self, match_id: str) -> MatchFacts:
+    async def players(self, match_id: str) -> tuple[str, str]:
         """``NotFound`` for an unknown match."""
-        folded = await self._matches.current(match_id)
-        return MatchFacts(
-            match_id=match_id,
-            players=folded.created.players,
-            ladder_id=folded.created.ladder_id,
-            version=folded.version,
-            over=is_terminal(folded.state),
-        )
+        return (await self._matches.current(match_id)).created.players
 
     async def seat_view(self, match_id: str, seat: Seat) -> MatchView:
         """The match now, as the player in ``seat`` sees it."""
@@ -71,24 +90,31 @@ class MatchPort:
         return view(folded.state, seat, version=folded.version)
 
     async def spectator_view(self, match_id: str, version: int | None = None) -> MatchView:
-        """The match as a live spectator saw it at ``version`` (None: now).
+        """The match as a live spectator saw it right after ``version`` (None: now).
 
-        Before the end that hides both hands and every unrevealed card; at the
-        last version of a finished match it is the result (which is public).
+        Before the end that hides both hands and every unrevealed card; once the
+        match is over the odds need only its result, so the hands stay hidden too.
         """
-        folded = await self._matches.current(match_id)
-        if version is None or version >= folded.version:
-            return _spectators(folded.state, folded.version)
-        events, state = await self._matches.load(match_id)
-        version = max(1, version)
-        return _spectators(fold([e.event for e in events[:version]], state.seed), version)
+        latest = await self._matches.current(match_id)
+        folded = latest
+        if version is not None and version < latest.version:
+            folded = await self._matches.at_version(match_id, max(1, version))
+        return _spectators(folded.state, folded.version)
 
-    async def visible_version(self, match_id: str, horizon: datetime) -> int:
-        """The last version recorded by ``horizon`` (the first is always visible): what
-        a spectator kept ``delay`` seconds behind may see."""
-        events, _ = await self._matches.load(match_id)
-        seen = [e.version for e in events if e.version == 1 or e.recorded_at <= horizon]
-        return seen[-1]
+    async def visible(self, match_id: str, player: Player | None) -> Visible:
+        """What the viewer policy releases to ``player`` (None: anonymous) now."""
+        facts, folded = await self._matches.current_facts(match_id)
+        over = is_terminal(folded.state)
+        seen = seen_by(facts, caller_of(player), over=over, channel="view")
+        version = folded.version
+        if seen.delay_s:
+            now = datetime.now(UTC)
+            rows = await self._matches.log(match_id)
+            released = [
+                r.version for r in rows if r.version == 1 or seen.released(r.recorded_at, now)
+            ]
+            version = released[-1]
+        return Visible(version=version, latest=folded.version, over=over, seat=seen.seat)
 
     async def send(
         self,
@@ -104,36 +130,21 @@ class MatchPort:
         ``VersionConflict`` if the match moved on, ``RuleError`` if the rules
         refuse it, as for any player.
         """
-        result = await self._matches.handle(
-            match_id, player, _body(command, expected_version), expected_version, idempotency_key
+
+        def make(facts: MatchFacts, _: Folded) -> Command:
+            if facts.seat_of(player.id) != command.seat:
+                raise Forbidden("A bot plays only its own seat.")
+            return command
+
+        accepted = await self._matches.run(
+            match_id,
+            make,
+            actor=player.id,
+            expected_version=expected_version,
+            idempotency_key=idempotency_key,
         )
-        return result.version
+        return accepted.version
 
 
 def _spectators(state: State, version: int) -> MatchView:
-    # Once the match is over a spectator may see every card (the replay); odds
-    # need only the result, so the hands stay hidden here all the same.
     return view(state, "spectator", version=version, hide_hands_in_replay=is_terminal(state))
-
-
-def _body(
-    command: SeatCommand, expected_version: int
-) -> PlayBody | PassBody | KeepBody | ResignBody:
-    match command:
-        case PlayCard(card=card, target=target):
-            return PlayBody(card=card, target=target, expected_version=expected_version)
-        case Pass():
-            return PassBody(expected_version=expected_version)
-        case KeepCards(cards=cards):
-            return KeepBody(cards=cards, expected_version=expected_version)
-        case Resign():
-            return ResignBody(expected_version=expected_version)
-    raise AssertionError(f"unexpected command {command!r}")
-
-
-def players_in(stored: Sequence[StoredEvent]) -> tuple[str, str] | None:
-    """The players of a match, when this commit created it (else None)."""
-    for row in stored:
-        if isinstance(row.event, MatchCreated):
-            return row.event.players
-    return None

@@ -28,18 +28,15 @@ import logging
 import time
 from collections import OrderedDict
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import msgspec
 
 from service.botplay.config import BotPlaySettings
-from service.botplay.match_port import MatchPort
+from service.botplay.match_port import CommitNote, MatchPort
 from service.bots.search import Budget
 from service.bots.winprob import estimate, view_seed
 from service.errors import NotFound
-
-if TYPE_CHECKING:
-    from service.store import StoredEvent
 
 log = logging.getLogger("matcha.botplay.odds")
 
@@ -145,10 +142,10 @@ class OddsService:
         self.estimates = 0
         """Estimates this process has computed."""
 
-    async def after_commit(self, match_id: str, stored: list[StoredEvent]) -> None:
+    async def after_commit(self, note: CommitNote) -> None:
         """The after-commit hook: a watched match gets a new estimate soon (no I/O here)."""
-        if self._watched.get(match_id, 0.0) > time.time():
-            self.poke(match_id)
+        if self._watched.get(note.match_id, 0.0) > time.time():
+            self.poke(note.match_id)
 
     async def watch(self, match_id: str) -> None:
         """Somebody wants this match's odds: estimate after each of its events for the

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import secrets
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -20,7 +20,6 @@ from litestar.params import QueryParameter
 from schemas.cards import Seat
 from service.api.auth import Player
 from service.api.deps import maybe_player
-from service.api.ladders import viewing_rules
 from service.botplay.accounts import BOT_ROLE
 from service.botplay.state import BotPlay
 from service.bots.levels import LEVELS
@@ -163,25 +162,18 @@ async def get_win_probability(
     if not botplay.settings.odds:
         raise Unavailable("The win probability is switched off on this server.")
     caller = await maybe_player(request)
-    facts = await botplay.port.facts(match_id)
-    if caller is not None and caller.id in facts.players and not facts.over:
+    visible = await botplay.port.visible(match_id, caller)
+    if visible.seat is not None and not visible.over:
         raise Forbidden(
             "The players of a match do not get the odds while they play it.",
             code="no_odds_for_players",
         )
-    visible = facts.version
-    if facts.ladder_id is not None and not facts.over:
-        async with request.app.state.pool.connection() as conn:
-            _, delay = await viewing_rules(conn, facts.ladder_id)
-        if delay:
-            horizon = datetime.now(UTC) - timedelta(seconds=delay)
-            visible = await botplay.port.visible_version(match_id, horizon)
-    wanted = visible if version is None else min(version, visible)
-    if not facts.over:
+    wanted = visible.version if version is None else min(version, visible.version)
+    if not visible.over:
         await botplay.odds.watch(match_id)  # from now on, an estimate after each event
     found = await botplay.odds.store.latest(match_id, wanted)
     if found is None or found.version < wanted:
-        botplay.odds.poke(match_id, None if wanted == facts.version else wanted)
+        botplay.odds.poke(match_id, None if wanted == visible.latest else wanted)
     if found is None:
         raise NotFound(
             "No estimate of this match yet: ask again in a moment.", code="estimate_pending"

@@ -100,7 +100,9 @@ def sample_table(info: InfoSet, rng: random.Random) -> Table:
             ]
             kept[seat] = tuple(rng.sample(mine, count))
     seats = view.seats
-    t = Table.__new__(Table)
+    # Table(): every field at its default first, so a field the engine adds later
+    # (terms, times, ...) is never left unset; the view's facts overwrite the rest.
+    t = Table()
     t.match_id = view.match_id
     t.players = (seats[0].player, seats[1].player)
     t.ladder_id = None
@@ -127,7 +129,6 @@ def sample_table(info: InfoSet, rng: random.Random) -> Table:
     t.set_aside = set_aside
     t.last_reveal = _last_reveal(view.last_reveal, placed)
     t.version = view.version
-    t.disputes = ()
     return t
 
 

@@ -49,7 +49,7 @@ async def odds(
 
 async def rebuilt(app: Litestar, match_id: str, version: int) -> tuple[float, float]:
     """The estimate at ``version`` computed again from the log: a live spectator's view."""
-    stored, _ = await app.state.matches.load(match_id)
+    stored = await app.state.matches.log(match_id)
     seed = (await app.state.matches.current(match_id)).state.seed
     state = fold([s.event for s in stored[:version]], seed)
     return estimate(

@@ -19,7 +19,6 @@ from service.bots import random_bot
 from service.bots.levels import LEVELS
 from service.bots.search import search
 from service.engine import fold, view
-from service.matches import seat_of
 
 pytestmark = pytest.mark.anyio
 
@@ -96,10 +95,10 @@ async def test_every_move_of_the_bot_is_what_its_search_finds_from_its_own_seats
     match_id, bot_id = started["match_id"], started["bot"]["player_id"]
     await play_against_the_bot(api, app, match_id, me, random.Random(8))
 
-    stored, _ = await app.state.matches.load(match_id)
+    stored = await app.state.matches.log(match_id)
     seed = (await app.state.matches.current(match_id)).state.seed
     events = [s.event for s in stored]
-    bot_seat = seat_of(events[0], bot_id)
+    bot_seat = events[0].players.index(bot_id)  # type: ignore[union-attr]
     assert bot_seat == 0
     checked = 0
     for i, row in enumerate(stored):
@@ -163,15 +162,15 @@ async def test_a_player_may_have_only_a_few_unfinished_practice_matches(
 async def test_a_bot_left_to_move_is_found_by_the_sweep(api: Api, app: Litestar) -> None:
     driver = app.state.botplay.driver
     # The process that started the match stopped before its bot moved: no hook ran.
-    hooks = app.state.matches.after_commit
-    app.state.matches.after_commit = [h for h in hooks if h != driver.after_commit]
+    port = app.state.botplay.port
+    port.off_commit(driver.after_commit)
     for _ in range(20):  # until the bot (seat 0) deals, and so moves first
         me = await api.register()
         started = await practice(api, me, level="casual", ruleset="duel", seat=1)
         seen = await api.view(started["match_id"], me)
         if seen["to_move"] == 0:
             break
-    app.state.matches.after_commit = hooks
+    port.on_commit(driver.after_commit)
     match_id = started["match_id"]
     assert (seen["version"], seen["to_move"]) == (2, 0), "the bot has not moved"
 
