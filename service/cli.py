@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "schemas": "service.schema_export:schemas",
     "simulate": "service.simulate:simulate",
     "verify": "service.evidence.cli:verify",
+    "tournament": "service.tournaments.cli:tournament",
     "worker": "workers.cli:worker",
 }
 

@@ -55,6 +55,8 @@ from service.ops import OpsPlugin
 from service.ops.instrument import instrument_app
 from service.settings import Settings, load_settings
 from service.store import EventStore, apply_migrations, open_pool
+from service.tournaments import routes as tournament_routes
+from service.tournaments.plugin import TournamentPlugin
 from service.web import routes as web_routes
 from service.web import seasons_page
 from workers import queue as worker_queue
@@ -93,6 +95,7 @@ ROUTES: list[ControllerRouterHandler] = [
     *seasons.ROUTES,
     *seasons_page.ROUTES,
     *evidence_routes.ROUTES,
+    *tournament_routes.ROUTES,
 ]
 """Route handlers mounted on every app."""
 
@@ -108,6 +111,7 @@ PLUGINS: list[Callable[[], InitPluginProtocol]] = [
     OpsPlugin,
     LivePlugin,
     evidence_plugin.EvidencePlugin,
+    TournamentPlugin,
     BotPlayPlugin,
 ]
 """Litestar init plugins, for parts that add middleware (ops: request ids, JSON

@@ -220,8 +220,11 @@ class MatchCore:
         """Create a match: a fresh secret seed, a random first dealer, the first deal.
 
         With an ``idempotency_key``, a resent create (same actor, key, players,
-        rules and ladder) answers with the match the first one made.
+        rules and ladder) answers with the match the first one made. ``terms``
+        left out are the ladder's (read through ``ladder_terms``).
         """
+        if terms is None and ladder_id is not None and self._ladder_terms is not None:
+            terms = await self._ladder_terms(ladder_id)
         request_hash = _start_hash(players, ruleset, ladder_id) if idempotency_key else None
         if idempotency_key is not None:
             earlier = await self._started_before(actor, idempotency_key, request_hash)

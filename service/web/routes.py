@@ -59,6 +59,31 @@ def replay_page(match_id: str) -> Response[bytes]:
     return _page()
 
 
+@cache
+def _tournament_shell() -> bytes:
+    return (STATIC_DIR / "tournaments" / "index.html").read_bytes()
+
+
+def _tournament_page() -> Response[bytes]:
+    return Response(
+        _tournament_shell(),
+        media_type=MediaType.HTML,
+        headers={"Cache-Control": _REVALIDATE.to_header()},
+    )
+
+
+@get("/tournaments", include_in_schema=False, sync_to_thread=False)
+def tournaments_page() -> Response[bytes]:
+    """The tournament lobby: every tournament, and the organiser's form."""
+    return _tournament_page()
+
+
+@get("/tournaments/{tournament_id:str}", include_in_schema=False, sync_to_thread=False)
+def tournament_page(tournament_id: str) -> Response[bytes]:
+    """One tournament: standings with tie-breaks, each round's pairings, the crosstable."""
+    return _tournament_page()
+
+
 static_files = create_static_files_router(
     path="/static",
     directories=[STATIC_DIR],
@@ -70,7 +95,10 @@ static_files = create_static_files_router(
 ROUTES: Final = [
     Router(
         path="/",
-        route_handlers=[lobby_page, play_page, watch_page, replay_page, static_files],
+        route_handlers=[
+            lobby_page, play_page, watch_page, replay_page, static_files,
+            tournaments_page, tournament_page,
+        ],
         include_in_schema=False,
         security=[],
     )

@@ -1,0 +1,137 @@
+"""The tournament pages in a real headless Chromium: the lobby, an organiser's
+new tournament, standings with tie-break columns updating live, each round's
+pairings, the crosstable (rounds for a Swiss, a matrix for a round-robin)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_pages import sign_in_as
+from web_server import Api
+
+pytestmark = pytest.mark.browser
+
+
+def _me(api: Api, token: str) -> dict[str, Any]:
+    me = api.call("GET", "/api/me", token)
+    assert isinstance(me, dict)
+    return me
+
+
+def _resign_open_games(api: Api, tournament_id: str, tokens: dict[str, str]) -> int:
+    rounds = api.call("GET", f"/api/tournaments/{tournament_id}/rounds")
+    assert isinstance(rounds, dict)
+    games = [g for r in rounds["rounds"] for g in r["games"] if g["result"] is None]
+    for game in games:
+        loser = game["players"][1]
+        api.call("POST", f"/api/matches/{game['match_id']}/resign", tokens[loser], json={})
+    return len(games)
+
+
+def test_an_organiser_creates_a_swiss_and_watches_it_live(
+    browser: Any, api: Api, app_url: str, screenshots: Path
+) -> None:
+    ladder = api.ladder("Tournament ladder", "duel")
+    admin = _me(api, api.admin_token)
+    players = [api.register(f"entrant{i}") for i in range(4)]
+    tokens = {p["id"]: p["token"] for p in players}
+    ctx = browser.new_context()
+    sign_in_as(ctx, api.admin_token, admin["id"], admin["name"])
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    page.goto(app_url + "/")
+    page.click("#tournaments-link")  # the lobby links the tournament pages
+    page.wait_for_selector("#create-tournament")
+    assert "No tournaments yet." in page.inner_text("main")
+    page.fill("#t-name", "Winter Swiss")
+    page.select_option("#t-ladder", ladder)
+    page.select_option("#t-format", "swiss")
+    page.fill("#t-rounds", "2")
+    page.fill("#t-tiebreaks", "buchholz, sonneborn_berger, wins")
+    page.click("#create-tournament button[type=submit]")
+    page.wait_for_url("**/tournaments/*")
+    tournament_id = page.url.rsplit("/", 1)[1].split("#")[0]
+    page.wait_for_selector("#standings")
+    assert [h.strip() for h in page.locator("#standings th").all_inner_texts()] == [
+        "#",
+        "Player",
+        "Points",
+        "W-D-L",
+        "BH",
+        "SB",
+        "WIN",
+        "Rating",
+    ]
+
+    for p in players:  # they join; the open page hears of each over SSE
+        api.call("POST", f"/api/tournaments/{tournament_id}/players", p["token"])
+    page.wait_for_function("() => document.querySelectorAll('#standings tbody tr').length === 4")
+    page.click("[data-action=start]")
+    page.wait_for_function("() => document.querySelector('#phase').textContent === 'running'")
+    page.click("[data-tab=pairings]")
+    page.wait_for_selector("[data-round='1'] .pairings")
+    assert page.locator("[data-round='1'] td.result").all_inner_texts() == ["playing", "playing"]
+
+    assert _resign_open_games(api, tournament_id, tokens) == 2  # seat 0 wins both
+    page.wait_for_selector("[data-round='2'] .pairings", timeout=15_000)  # round 2 paired live
+    assert page.locator("[data-round='1'] td.result").all_inner_texts() == ["1 \u2013 0"] * 2
+    _resign_open_games(api, tournament_id, tokens)
+    page.wait_for_function(
+        "() => document.querySelector('#phase').textContent === 'finished'", timeout=15_000
+    )
+    page.click("[data-tab=standings]")
+    page.wait_for_selector("#standings")
+    points = [float(x) for x in page.locator("#standings td.points").all_inner_texts()]
+    assert sorted(points, reverse=True) == points and sum(points) == 4
+    page.screenshot(path=str(screenshots / "tournament-standings.png"), full_page=True)
+    page.click("[data-tab=crosstable]")
+    page.wait_for_selector("#crosstable")
+    rows = page.locator("#crosstable tbody tr")
+    assert rows.count() == 4
+    # each line: place, name, one cell per round (opponent's place, seat, result), points
+    assert rows.nth(0).locator("td").count() == 2 + 2 + 1
+    page.screenshot(path=str(screenshots / "tournament-crosstable.png"), full_page=True)
+    page.goto(app_url + "/tournaments")
+    page.wait_for_selector(f"[data-tournament='{tournament_id}']")
+    assert "finished" in page.inner_text(f"[data-tournament='{tournament_id}']")
+    assert errors == []
+    ctx.close()
+
+
+def test_a_round_robin_crosstable_is_a_matrix(browser: Any, api: Api, app_url: str) -> None:
+    ladder = api.ladder("Round-robin ladder", "duel")
+    players = [api.register(f"rr{i}") for i in range(3)]
+    tokens = {p["id"]: p["token"] for p in players}
+    created = api.call(
+        "POST",
+        "/api/tournaments",
+        api.admin_token,
+        json={
+            "name": "Top three",
+            "ladder_id": ladder,
+            "format": {"type": "round_robin"},
+        },
+    )
+    assert isinstance(created, dict)
+    tid = created["id"]
+    for p in players:
+        api.call("POST", f"/api/tournaments/{tid}/players", p["token"])
+    api.call("POST", f"/api/tournaments/{tid}/start", api.admin_token)
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    for _ in range(3):  # three rounds, one player resting each
+        page.wait_for_timeout(300)
+        _resign_open_games(api, tid, tokens)
+    page.goto(f"{app_url}/tournaments/{tid}#crosstable")
+    page.wait_for_function(
+        "() => document.querySelector('#phase')?.textContent === 'finished'", timeout=15_000
+    )
+    page.wait_for_selector("#crosstable")
+    cells = page.locator("#crosstable tbody tr").nth(0).locator("td").all_inner_texts()
+    assert len(cells) == 2 + 3 + 1 and cells[2] == "■"  # place, name, 3 columns, points
+    assert sorted(cells[3:5]) == ["0", "1"] or sorted(cells[3:5]) in (["1", "1"], ["0", "0"])
+    ctx.close()
