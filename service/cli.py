@@ -12,6 +12,7 @@ import click
 COMMANDS: dict[str, str] = {
     "api": "service.api.serve:api_command",
     "audit": "service.audit.cli:audit",
+    "bots": "service.bots.cli:bots",
     "export": "workers.export:export",
     "keys": "service.evidence.cli:keys",
     "migrate": "service.store.migrate:migrate_command",

@@ -49,6 +49,7 @@ from service.api.auth import TokenCache
 from service.api.deps import DEPENDENCIES
 from service.api.docs_assets import swagger_plugin
 from service.api.errors import EXCEPTION_HANDLERS, document_problems
+from service.botplay.plugin import BotPlayPlugin
 from service.evidence import plugin as evidence_plugin
 from service.evidence import routes as evidence_routes
 from service.live.plugin import LivePlugin
@@ -119,6 +120,7 @@ PLUGINS: list[Callable[[], InitPluginProtocol]] = [
     LivePlugin,
     evidence_plugin.EvidencePlugin,
     TournamentPlugin,
+    BotPlayPlugin,
 ]
 """Litestar init plugins, for parts that add middleware (ops: request ids, JSON
 logs, ``/healthz``, ``/readyz``, ``/metrics``) or start with the app (live)."""

@@ -1,4 +1,4 @@
-"""Bots: a random legal player and a heuristic player.
+"""The two simple bots: a random legal player and a one-step heuristic player.
 
 A bot is a function ``(state, seat, rng) -> SeatCommand`` called when the
 seat has something to do (its turn, or a keep choice); ``state`` is a
