@@ -37,6 +37,8 @@ from service.botplay.match_port import CommitNote, MatchPort
 from service.bots.search import Budget
 from service.bots.winprob import estimate, view_seed
 from service.errors import NotFound
+from service.live import channels
+from service.live.wire import OddsHint, hint_encoder
 
 log = logging.getLogger("matcha.botplay.odds")
 
@@ -103,9 +105,14 @@ class OddsStore:
             return
         try:
             key = self.key(match_id)
+            hint = OddsHint(match_id=match_id, version=odds.version, p=odds.p)
             async with self._redis.pipeline(transaction=False) as pipe:
                 pipe.hset(key, str(odds.version), _encode(odds))
                 pipe.expire(key, self._ttl_s)
+                # The live spectators of every API process hear of it (service/live).
+                pipe.publish(
+                    channels.match_channel(self._prefix, match_id), hint_encoder.encode(hint)
+                )
                 await pipe.execute()
         except Exception as error:  # Redis is a cache of a projection: keep serving
             log.warning("could not keep the odds of match %s in Redis: %s", match_id, error)
@@ -146,6 +153,11 @@ class OddsService:
         """The after-commit hook: a watched match gets a new estimate soon (no I/O here)."""
         if self._watched.get(note.match_id, 0.0) > time.time():
             self.poke(note.match_id)
+
+    async def spectating(self, match_id: str) -> None:
+        """A live spectator opened the match: estimate it now and after each event."""
+        await self.watch(match_id)
+        self.poke(match_id)
 
     async def watch(self, match_id: str) -> None:
         """Somebody wants this match's odds: estimate after each of its events for the

@@ -45,6 +45,9 @@ async def botplay_lifespan(app: Litestar) -> AsyncIterator[None]:
     if settings.odds:
         port.on_commit(botplay.odds.after_commit)
         botplay.odds.start()
+        live = getattr(app.state, "live", None)
+        if live is not None:  # the spectators of a live stream watch the odds too
+            live.on_spectator.append(botplay.odds.spectating)
     try:
         yield
     finally:

@@ -38,6 +38,7 @@ from service.live.publish import StoredLike
 from service.live.wire import (
     EventsHint,
     LobbySummary,
+    OddsHint,
     PresenceFrame,
     PresenceHint,
     hint_decoder,
@@ -58,7 +59,7 @@ class Tick:
 
 TICK = Tick()
 
-Item = EventsHint | PresenceFrame | LobbySummary | Tick
+Item = EventsHint | PresenceFrame | LobbySummary | OddsHint | Tick
 
 
 class Subscription:
@@ -337,6 +338,9 @@ class Hub:
                 self.fan_events(hint)
             case PresenceHint():
                 self._schedule_recount(match_id)
+            case OddsHint():
+                for sub in list(self._watches[match_id].subs):
+                    sub.offer(hint)
             case _:
                 pass
 

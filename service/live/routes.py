@@ -61,6 +61,9 @@ class LiveRuntime:
         self.frames = frames
         self.open = 0
         """Live connections this process serves now (``holding``)."""
+        self.on_spectator: list[Callable[[str], Awaitable[None]]] = []
+        """``await fn(match_id)`` when a spectator starts watching a match (the odds
+        of a watched match are estimated after each of its events: service.botplay)."""
         self._unregister_stop: Callable[[], None] = lambda: None
         self._unregister_count: Callable[[], None] = lambda: None
 
@@ -140,6 +143,16 @@ async def start_live(app: Litestar) -> None:
 def _runtime(state: State) -> LiveRuntime:
     runtime: LiveRuntime = state.live
     return runtime
+
+
+async def _spectating(runtime: LiveRuntime, access: Access) -> None:
+    if access.seen.viewer != "spectator":
+        return
+    for hook in runtime.on_spectator:
+        try:
+            await hook(access.match_id)
+        except Exception:  # a nicety for spectators: never refuse the stream for it
+            log.exception("a spectator hook failed for match %s", access.match_id)
 
 
 def _open_stream(runtime: LiveRuntime, access: Access, since: int) -> ViewerStream:
@@ -361,6 +374,7 @@ async def _serve_match_socket(
     except WebSocketDisconnect:
         return
     conn_id = runtime.hub.join(match_id, access.role)
+    await _spectating(runtime, access)
     try:
         stream = _open_stream(runtime, access, since)
         code, reason = await _serve_socket(
@@ -404,6 +418,7 @@ async def _sse_events(
     runtime: LiveRuntime, access: Access, since: int
 ) -> AsyncIterator[ServerSentEventMessage]:
     conn_id = runtime.hub.join(access.match_id, access.role)
+    await _spectating(runtime, access)
     stream = _open_stream(runtime, access, since)
     try:
         with runtime.holding():
@@ -413,6 +428,8 @@ async def _sse_events(
                         yield ServerSentEventMessage(data=frame.data, id=frame.version)
                     elif frame.data.startswith('{"kind":"ping"'):
                         yield ServerSentEventMessage(data=frame.data, event="ping")
+                    elif frame.data.startswith('{"kind":"odds"'):
+                        yield ServerSentEventMessage(data=frame.data, event="odds")
                     else:
                         yield ServerSentEventMessage(data=frame.data, event="presence")
     except Lagging as lag:

@@ -35,6 +35,8 @@ from service.live.wire import (
     EventsHint,
     LobbyFrame,
     LobbySummary,
+    OddsFrame,
+    OddsHint,
     PingFrame,
     PresenceFrame,
     frame_encoder,
@@ -83,6 +85,12 @@ def _presence_frame(presence: PresenceFrame) -> Frame:
     return Frame(data=frame_encoder.encode(presence).decode())
 
 
+@functools.lru_cache(maxsize=256)
+def _odds_frame(version: int, p: tuple[float, float]) -> Frame:
+    """Encoded once per estimate, not once per spectator."""
+    return Frame(data=frame_encoder.encode(OddsFrame(version=version, p=p)).decode())
+
+
 def _ping_frame(version: int) -> Frame:
     return Frame(data=frame_encoder.encode(PingFrame(version=version)).decode())
 
@@ -123,6 +131,9 @@ class ViewerStream:
         self._closed = False
         self._refill_due = False
         """A hint showed a gap (or named versions without carrying them): read the store."""
+        self._odds: OddsHint | None = None
+        """The latest estimate not yet sent: it waits until its event has been sent
+        (a delayed spectator must not learn the odds of a move it has not seen)."""
 
     async def _start(self) -> Subscription:
         sub = self._sub = self.hub.subscribe(self.match_id)  # 1. subscribe first
@@ -213,6 +224,11 @@ class ViewerStream:
                     self._due_frames(out)
                 case PresenceFrame() as presence:
                     out.append(_presence_frame(presence))
+                case OddsHint() as odds:
+                    # Spectators only: a player is never told how the odds stand.
+                    if self._public and (self._odds is None or odds.version >= self._odds.version):
+                        self._odds = odds
+                        self._due_odds(out)
                 case Tick():
                     if not self._pending:
                         out.append(_ping_frame(self.sent))
@@ -254,6 +270,12 @@ class ViewerStream:
             return 0.0
         return self.seen.due_in(event.recorded_at, datetime.now(UTC))
 
+    def _due_odds(self, out: list[Frame]) -> None:
+        odds = self._odds
+        if odds is not None and odds.version <= self.sent:
+            self._odds = None
+            out.append(_odds_frame(odds.version, odds.p))
+
     def _due_frames(self, out: list[Frame]) -> None:
         pending = self._pending
         while pending and (not self.delay_s or self._due_in(pending[0]) <= 0):
@@ -261,6 +283,8 @@ class ViewerStream:
             over = self._replay or (self._ended_at is not None and event.version >= self._ended_at)
             out.append(self.render(self.match_id, event, self.viewer, over))
             self.sent = event.version
+        if self._odds is not None:
+            self._due_odds(out)
 
 
 class LobbyStream:

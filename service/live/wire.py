@@ -60,7 +60,16 @@ class LobbySummary(msgspec.Struct, frozen=True, kw_only=True, tag="lobby", tag_f
     reason: str | None = None
 
 
-Hint: TypeAlias = EventsHint | PresenceHint | LobbySummary
+class OddsHint(msgspec.Struct, frozen=True, kw_only=True, tag="odds", tag_field="kind"):
+    """A new estimate of each seat's chance to win, from the spectator's view at
+    ``version`` (``service.bots.winprob``): public by construction."""
+
+    match_id: str
+    version: int
+    p: tuple[float, float]
+
+
+Hint: TypeAlias = EventsHint | PresenceHint | LobbySummary | OddsHint
 
 hint_encoder: Final = msgspec.json.Encoder()
 hint_decoder: Final = msgspec.json.Decoder(Hint)
@@ -79,6 +88,14 @@ class PresenceFrame(msgspec.Struct, frozen=True, kw_only=True, tag="presence", t
     """Is each seat's player connected (to any process)?"""
     spectators: int
     """How many spectator connections watch this match."""
+
+
+class OddsFrame(msgspec.Struct, frozen=True, kw_only=True, tag="odds", tag_field="kind"):
+    """Each seat's chance to win as a spectator may judge it after event ``version``;
+    sent to spectators only, once that event has been sent to them."""
+
+    version: int
+    p: tuple[float, float]
 
 
 class PingFrame(msgspec.Struct, frozen=True, kw_only=True, tag="ping", tag_field="kind"):

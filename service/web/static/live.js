@@ -2,7 +2,7 @@
 // fails too, polling. Frames are deduplicated by version, and a reconnect
 // resumes from the last version seen, so nothing is missed or doubled.
 
-/** opts: {since, token, onEvent(frame), onPresence(frame), onPoll(), onState(text)}; returns stop(). */
+/** opts: {since, token, onEvent(frame), onPresence(frame), onOdds(frame), onPoll(), onState(text)}; returns stop(). */
 export function follow(matchId, opts) {
   let last = opts.since || 0;
   let stopped = false;
@@ -20,6 +20,8 @@ export function follow(matchId, opts) {
       opts.onEvent(f);
     } else if (f.kind === "presence") {
       opts.onPresence && opts.onPresence(f);
+    } else if (f.kind === "odds") {
+      opts.onOdds && opts.onOdds(f);    // spectators only: the server never sends players one
     } else if (f.kind === "ping" && f.version > last) {
       opts.onPoll && opts.onPoll();   // we missed something: read the view again
     }
@@ -57,7 +59,7 @@ export function follow(matchId, opts) {
     if (opts.token) q.set("token", opts.token);
     es = new EventSource(`${base}/stream?${q}`);
     const on = (m) => frame(m.data);
-    for (const name of ["message", "presence"]) es.addEventListener(name, on);
+    for (const name of ["message", "presence", "odds"]) es.addEventListener(name, on);
     es.onopen = () => state("live (SSE)");
     es.onerror = () => {
       if (es.readyState === EventSource.CLOSED) { es = null; poll(); }

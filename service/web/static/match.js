@@ -7,6 +7,7 @@ import { explainReveal } from "./explain.js";
 import { endPanel, followOutcome } from "./endscreen.js";
 import { flyTokens } from "./fly.js";
 import { follow } from "./live.js";
+import { oddsBar } from "./odds.js";
 import { learnMatch, nameOf, playerLink } from "./names.js";
 import { bottomSeat, canPass, legalPlays, PLACE, renderTable, seatName, status } from "./table.js";
 
@@ -57,7 +58,7 @@ export function revealPanel(reveal, view) {
 
 export async function matchPage(root, matchId, mode) {
   const token = mode === "play" ? auth.token : "";
-  const ui = { interactive: mode === "play", selected: null, keep: new Set(), presence: null, reveals: {}, fresh: null };
+  const ui = { interactive: mode === "play", selected: null, keep: new Set(), presence: null, odds: null, reveals: {}, fresh: null };
   let view = null;
   let busy = false;
   let reveal = null;
@@ -200,6 +201,7 @@ export async function matchPage(root, matchId, mode) {
           `expected ${Math.round(100 * expected.expected_a)}–${Math.round(100 * expected.expected_b)}`) : null,
         ended ? h("a", { class: "btn", href: `/replay/${matchId}` }, "Watch the replay") : null),
       notSeat,
+      mode === "watch" && !ended ? oddsBar(ui.odds, view.seats.map((s) => nameOf(s.player))) : null,
       h("p", { class: "status", id: "status" }, status(view)),
       h("p", { id: "message", class: "message", role: "status" }, message),
       h("div", { class: "match-grid" },
@@ -260,6 +262,7 @@ export async function matchPage(root, matchId, mode) {
       if (!view || f.version > view.version) refresh(); else draw();
     },
     onPresence: (p) => { ui.presence = p; draw(); },
+    onOdds: (o) => { if (mode === "watch") { ui.odds = o; draw(); } },
     onPoll: refresh,
     onState: (t) => { if (view && view.phase === "ended") return; liveState = t; const el = $("#live-state"); if (el) el.textContent = t; },
   });

@@ -6,6 +6,7 @@ import { fill, h, toast } from "./dom.js";
 import { explainEnd } from "./explain.js";
 import { describe, revealPanel } from "./match.js";
 import { learn, nameOf, playerLink } from "./names.js";
+import { oddsBar } from "./odds.js";
 import { PLACE, renderTable, status } from "./table.js";
 
 const SPEEDS = [0.5, 1, 2, 4];
@@ -69,6 +70,19 @@ export async function replayPage(root, matchId) {
   let speed = 1;
   let view = null;
   let event = null;
+  // The odds after each frame, as a spectator could have judged them then: never
+  // from the replay's own frames, which may show the hands.
+  const odds = new Map();
+  const oddsAt = (n, retry = 2) => {
+    if (odds.has(n)) return;
+    odds.set(n, null);
+    api(`${base}/win-probability?version=${n}`, { anonymous: true })
+      .then((o) => { odds.set(n, o); if (at === n) draw(); })
+      .catch((e) => {
+        odds.delete(n);
+        if (e.status === 404 && retry > 0) setTimeout(() => { if (at === n) oddsAt(n, retry - 1); }, 1500);
+      });
+  };
 
   const scrub = h("input", { type: "range", id: "scrub", min: 1, max: total, value: at, "aria-label": "Frame",
     "aria-valuetext": `frame ${at} of ${total}`, oninput: (e) => go(Number(e.target.value)) });
@@ -157,7 +171,9 @@ export async function replayPage(root, matchId) {
     const shown = showHands ? view : withoutHands(view);
     const reveal = view.last_reveal && view.last_reveal.hand === view.hand ? view.last_reveal : null;
     const reveals = revealsUpTo(at, view.hand);
+    oddsAt(at);
     fill(stage,
+      view.result && at === total ? null : oddsBar(odds.get(at), view.seats.map((s) => nameOf(s.player))),
       h("p", { class: "status", id: "status" }, status(view)),
       event ? h("p", { id: "what", "data-type": event.type, "data-hand": event.hand ?? "", "data-round": event.round ?? "" },
         `Frame ${at}: ${describe(event, view, reveals)}`) : null,
