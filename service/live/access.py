@@ -18,6 +18,7 @@ from service.api.deps import caller_of
 from service.engine import is_terminal
 from service.errors import Unauthorized, ValidationFailed
 from service.matches import MatchCore, Seen, seen_by
+from service.store.heads import head_salt
 
 
 class Access(msgspec.Struct, frozen=True, kw_only=True):
@@ -25,6 +26,8 @@ class Access(msgspec.Struct, frozen=True, kw_only=True):
     seen: Seen
     player_id: str | None
     players: tuple[str, str]
+    salt: bytes | None = None
+    """A seat's: its match's head salt, so its frames carry the service's receipts."""
 
     @property
     def role(self) -> str:
@@ -67,9 +70,13 @@ async def resolve(state: Any, match_id: str, token: str | None) -> Access:
             state.tokens.put(token, player)
     caller = caller_of(player)
     seen = seen_by(facts, caller, over=is_terminal(folded.state), channel="stream")
+    salt = None
+    if seen.viewer in (0, 1):
+        salt = head_salt(await core.seed_of(match_id))
     return Access(
         match_id=match_id,
         seen=seen,
         player_id=caller.player_id,
         players=facts.players,
+        salt=salt,
     )

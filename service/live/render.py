@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from schemas.views import LogEntry, Viewer
 from service.engine import redact
+from service.evidence.receipts import receipt_of
 from service.live.stream import Frame, Render, Shown
 from service.live.wire import EventFrame, frame_encoder
 
@@ -16,7 +17,11 @@ CACHE_SIZE = 20_000
 
 
 def render_frame(
-    event: Shown, viewer: Viewer, match_over: bool, hide_hands_in_replay: bool
+    event: Shown,
+    viewer: Viewer,
+    match_over: bool,
+    hide_hands_in_replay: bool,
+    salt: bytes | None = None,
 ) -> str:
     """One event's frame for ``viewer``. ``event.event`` is the whole event (from the
     store) or its public redaction (from a hint, for a spectator): redacting that
@@ -33,7 +38,13 @@ def render_frame(
         actor=getattr(event, "actor", None),
         position=getattr(event, "position", None),
     )
-    return frame_encoder.encode(EventFrame(version=event.version, entry=entry)).decode()
+    # A seat holds the service's signature of each head it is shown (a stored row
+    # signed at its append); a spectator's frames are shared bytes and carry none.
+    signed = viewer in (0, 1) and salt is not None and hasattr(event, "signature")
+    receipt = receipt_of(event, salt) if signed else None  # type: ignore[arg-type]
+    return frame_encoder.encode(
+        EventFrame(version=event.version, entry=entry, receipt=receipt)
+    ).decode()
 
 
 class FrameCache:
@@ -52,7 +63,8 @@ class FrameCache:
         self.hits = 0
         self.misses = 0
 
-    def renderer(self, hide_hands_in_replay: bool) -> Render:
+    def renderer(self, hide_hands_in_replay: bool, salt: bytes | None = None) -> Render:
+        """``salt``: the match's head salt, for a seat's receipts (None: no receipts)."""
         frames = self._frames
 
         def render(match_id: str, event: Shown, viewer: Viewer, match_over: bool) -> Frame:
@@ -63,7 +75,7 @@ class FrameCache:
                 return frame
             self.misses += 1
             frame = Frame(
-                data=render_frame(event, viewer, match_over, hide_hands_in_replay),
+                data=render_frame(event, viewer, match_over, hide_hands_in_replay, salt),
                 version=event.version,
             )
             frames[key] = frame

@@ -161,7 +161,7 @@ def _open_stream(runtime: LiveRuntime, access: Access, since: int) -> ViewerStre
         match_id=access.match_id,
         seen=access.seen,
         since=since,
-        render=runtime.frames.renderer(access.seen.hide),
+        render=runtime.frames.renderer(access.seen.hide, access.salt),
     )
 
 

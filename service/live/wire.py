@@ -77,10 +77,15 @@ hint_decoder: Final = msgspec.json.Decoder(Hint)
 # ---- to clients -------------------------------------------------------------
 
 
-class EventFrame(msgspec.Struct, frozen=True, kw_only=True, tag="event", tag_field="kind"):
+class EventFrame(
+    msgspec.Struct, frozen=True, kw_only=True, tag="event", tag_field="kind", omit_defaults=True
+):
     version: int
     entry: Any
     """A ``schemas.views.LogEntry``: the event as this viewer may see it."""
+    receipt: Any = None
+    """To a seat, on the last event of each append: the service's signed receipt of
+    the log at this version (``service.evidence.receipts.Receipt``; docs/audit.md)."""
 
 
 class PresenceFrame(msgspec.Struct, frozen=True, kw_only=True, tag="presence", tag_field="kind"):

@@ -122,6 +122,14 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
         page.wait_for_selector("#live-state:text-is('ended')")
         assert page.inner_text("#status").startswith("Match ended")
     players[0].wait_for_selector("#end .why")
+    # Each player's browser kept the service's receipts of the match (docs/audit.md).
+    for page in players:
+        held = page.evaluate(
+            f"JSON.parse(localStorage.getItem('matcha.receipts.{match_id}') || '[]')"
+        )
+        assert held and held[-1]["version"] <= final and all(r["signature"] for r in held)
+    assert players[0].query_selector("#receipts") is not None
+    assert watcher.evaluate(f"localStorage.getItem('matcha.receipts.{match_id}')") in (None, "[]")
     players[0].screenshot(path=str(screenshots / "play-ended.png"), full_page=True)
     assert not serious_a11y_violations(players[0]), serious_a11y_violations(players[0])
 

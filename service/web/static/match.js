@@ -8,6 +8,7 @@ import { endPanel, followOutcome } from "./endscreen.js";
 import { flyTokens } from "./fly.js";
 import { follow } from "./live.js";
 import { oddsBar } from "./odds.js";
+import { keepReceipt, receiptsLink } from "./receipts.js";
 import { learnMatch, nameOf, playerLink } from "./names.js";
 import { bottomSeat, canPass, legalPlays, PLACE, renderTable, seatName, status } from "./table.js";
 
@@ -123,6 +124,7 @@ export async function matchPage(root, matchId, mode) {
     try {
       const res = await api(`/api/matches/${encodeURIComponent(matchId)}/${path}`, {
         method: "POST", body: { ...body, expected_version: view.version } });
+      keepReceipt(matchId, res.receipt);
       ui.selected = null;
       message = "";
       setView(res.view);
@@ -199,7 +201,8 @@ export async function matchPage(root, matchId, mode) {
         h("span", { class: "badge" }, view.ruleset.name),
         expected ? h("span", { class: "badge", id: "expected", title: "expected score before the match, from the ladder's ratings" },
           `expected ${Math.round(100 * expected.expected_a)}–${Math.round(100 * expected.expected_b)}`) : null,
-        ended ? h("a", { class: "btn", href: `/replay/${matchId}` }, "Watch the replay") : null),
+        ended ? h("a", { class: "btn", href: `/replay/${matchId}` }, "Watch the replay") : null,
+        mode === "play" ? receiptsLink(matchId) : null),
       notSeat,
       mode === "watch" && !ended ? oddsBar(ui.odds, view.seats.map((s) => nameOf(s.player))) : null,
       h("p", { class: "status", id: "status" }, status(view)),
@@ -254,6 +257,7 @@ export async function matchPage(root, matchId, mode) {
     since: view.version,
     token,
     onEvent: (f) => {
+      if (f.receipt) keepReceipt(matchId, f.receipt);  // a seat's frames carry the service's signatures
       const e = f.entry;
       if (e && e.event) {
         entries.push(e);
