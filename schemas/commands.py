@@ -16,6 +16,7 @@ from typing import TypeAlias
 import msgspec
 
 from schemas.cards import Card, Seat, Target
+from schemas.receipts import Receipt
 from schemas.rules import MatchTerms, Ruleset
 
 
@@ -66,6 +67,8 @@ class FileDispute(_MatchCommand, frozen=True, tag="file_dispute"):
     seat: Seat
     player: str
     reason: str
+    receipts: tuple[Receipt, ...] = ()
+    """The service's receipts the player holds, presented as evidence."""
 
 
 class DecideDispute(_MatchCommand, frozen=True, tag="decide_dispute"):

@@ -1,7 +1,9 @@
 """Events: the only truth. Past-tense names, frozen, tagged by ``type``.
 
 Every event carries ``v``, the schema version of its type, so the log stays
-readable when a type grows (new fields get defaults; a type never changes).
+readable when a type grows. A field added to an event type defaults to
+``UNSET``, which msgspec leaves out of the bytes: an event written before the
+field existed re-encodes to the very bytes it was hashed from.
 These are the *full* events, as stored; what a viewer may see of them is
 decided in one place, ``service.engine.redact``.
 """
@@ -9,8 +11,10 @@ decided in one place, ``service.engine.redact``.
 from typing import Literal, TypeAlias
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from schemas.cards import Card, RoundNo, Seat, Target, TokenKind
+from schemas.receipts import Receipt
 from schemas.rules import MatchTerms, Ruleset
 
 
@@ -60,9 +64,11 @@ class MatchCreated(_Event, frozen=True, tag="match_created"):
     """SHA-256 of the secret seed, hex (RULES §10, docs/dealing.md)."""
     ladder_id: str | None = None
     dealing_scheme: str = "matcha-deal-v1"
-    terms: MatchTerms | None = None
-    """The ladder's terms at creation. ``None`` in matches created before terms were
-    copied here: their ladder's row holds them (``service.matches.facts``)."""
+    terms: MatchTerms | UnsetType = UNSET
+    """The ladder's terms at creation. Unset in matches created before terms were
+    copied here (their ladder's row holds them: ``service.matches.facts``), and
+    then absent from the event's bytes, so the hash an old event was chained
+    with still verifies (a field added to an event is always ``UNSET`` by default)."""
 
 
 class HandDealt(_Event, frozen=True, tag="hand_dealt"):
@@ -131,6 +137,9 @@ class DisputeFiled(_Event, frozen=True, tag="dispute_filed"):
     seat: Seat
     player: str
     reason: str
+    receipts: tuple[Receipt, ...] | UnsetType = UNSET
+    """Receipts the player presented: the audit checks the log against each (unset:
+    none, and absent from the bytes of a dispute filed without any)."""
 
 
 class DisputeDecided(_Event, frozen=True, tag="dispute_decided"):

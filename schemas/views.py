@@ -29,6 +29,7 @@ from schemas.events import (
     TeaPair,
     TokenAward,
 )
+from schemas.receipts import Receipt
 from schemas.rules import Ruleset
 
 Viewer: TypeAlias = Literal[0, 1, "spectator", "omniscient"]
@@ -162,6 +163,8 @@ class DisputeFiledView(_EventView, frozen=True, tag="dispute_filed"):
     seat: Seat | None
     player: str | None
     reason: str | None
+    receipts: tuple[Receipt, ...] | None = None
+    """The receipts presented with it, to the same viewers as the reason."""
 
 
 class CardsKeptView(_EventView, frozen=True, tag="cards_kept"):

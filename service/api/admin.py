@@ -26,6 +26,7 @@ from litestar.params import QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.events import DisputeFiled, MatchAnnulled
+from schemas.receipts import Receipt
 from service.api.auth import Player
 from service.api.deps import caller_of, requires_role
 from service.audit.audit import audit_seen_by
@@ -42,6 +43,9 @@ log = logging.getLogger("matcha.audit")
 
 class DisputeBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     reason: str
+    receipts: tuple[Receipt, ...] = ()
+    """The service's receipts you hold for this match (what the web client keeps):
+    the audit checks the log against each (docs/audit.md "Receipts")."""
 
 
 class DecisionBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -119,7 +123,7 @@ async def file_dispute(
     match_id: str, data: DisputeBody, player: Player, matches: MatchCore
 ) -> DisputeState:
     """A player of a finished match disputes it (within the ladder's dispute window)."""
-    accepted = await matches.file_dispute(match_id, player.id, data.reason)
+    accepted = await matches.file_dispute(match_id, player.id, data.reason, data.receipts)
     filed = next(r.event for r in accepted.stored if isinstance(r.event, DisputeFiled))
     found = disputes_seen_by(await matches.log(match_id), player_id=player.id, admin=False)
     return next(d for d in found if d.dispute_id == filed.dispute_id)

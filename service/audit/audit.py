@@ -267,6 +267,20 @@ async def seed_reused_by(conn: Any, match_id: str, seed: str | None) -> str | No
     return None if row is None else str(row[0])
 
 
+def presented_in_disputes(rows: Sequence[RawRow]) -> list[Receipt]:
+    """The receipts the players presented with their disputes: every audit checks them."""
+    from service.evidence.receipts import Receipt
+
+    found: list[Receipt] = []
+    for row in rows:
+        if row.type == "dispute_filed":
+            try:
+                found += msgspec.convert(row.data.get("receipts") or [], list[Receipt])
+            except msgspec.ValidationError:
+                continue  # a forged row: the chain and signature checks name it
+    return found
+
+
 async def audit_match(
     conn: Any,
     match_id: str,
@@ -313,7 +327,7 @@ async def audit_match(
         keyring=keyring,
         unsigned_up_to=await unsigned_up_to(conn) if keyring is not None else 0,
         checkpoint=proof,
-        receipts=receipts,
+        receipts=[*receipts, *presented_in_disputes(rows)],
         checkpoint_note=note,
         seed_reused_by=await seed_reused_by(conn, match_id, stored or revealed_seed(rows)[0]),
     )

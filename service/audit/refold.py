@@ -151,7 +151,7 @@ def start_command(created: MatchCreated, seed: str) -> StartMatch:
         first_dealer=created.first_dealer,
         seed=seed,
         ladder_id=created.ladder_id,
-        terms=created.terms,
+        terms=created.terms or None,
     )
 
 

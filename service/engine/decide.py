@@ -13,6 +13,8 @@ will produce.
 
 from datetime import timedelta
 
+from msgspec import UNSET
+
 from schemas.cards import Card, RoundNo, Seat
 from schemas.commands import (
     AnnulMatch,
@@ -189,7 +191,7 @@ def _start(t: Table, command: StartMatch, events: list[Event]) -> None:
         ),
         ladder_id=command.ladder_id,
         dealing_scheme=SCHEME,
-        terms=command.terms,
+        terms=UNSET if command.terms is None else command.terms,
     )
     events.append(created)
     match_created(t, created)
@@ -233,6 +235,9 @@ def _keep(t: Table, command: KeepCards, events: list[Event]) -> None:
     cards_kept(t, chose)
 
 
+MAX_RECEIPTS = 200
+"""Receipts one dispute may present (a match has a few dozen appends at most)."""
+
 MAX_REASON = 2_000
 """A dispute's, a decision's or an annulment's written reason, in characters."""
 
@@ -272,11 +277,18 @@ def _file_dispute(t: Table, command: FileDispute, events: list[Event]) -> None:
         )
     if any(d == command.dispute_id for d, _, _ in t.disputes):
         raise RuleConflict("dispute_exists", "A dispute with this id was already filed.")
+    if len(command.receipts) > MAX_RECEIPTS:
+        raise RuleInputError(
+            "too_many_receipts", f"A dispute presents at most {MAX_RECEIPTS} receipts."
+        )
+    if any(r.match_id != t.match_id for r in command.receipts):
+        raise RuleInputError("receipt_of_another_match", "A receipt names another match.")
     filed = DisputeFiled(
         dispute_id=command.dispute_id,
         seat=command.seat,
         player=command.player,
         reason=_reason(command.reason, "dispute"),
+        receipts=command.receipts or UNSET,
     )
     events.append(filed)
     dispute_filed(t, filed)

@@ -114,7 +114,7 @@ def match_created(t: Table, e: MatchCreated) -> None:
     t.ruleset = e.ruleset
     t.first_dealer = e.first_dealer
     t.seed_commitment = e.seed_commitment
-    t.terms = e.terms
+    t.terms = e.terms or None  # unset in a match created before terms were copied
 
 
 def match_ended(t: Table, e: MatchEnded) -> None:

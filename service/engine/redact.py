@@ -169,6 +169,7 @@ def redact(
                 seat=event.seat if own else None,
                 player=event.player if own else None,
                 reason=event.reason if own else None,
+                receipts=(event.receipts or None) if own else None,
             )
         case _:
             return event

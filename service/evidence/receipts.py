@@ -20,23 +20,11 @@ from typing import Protocol
 
 import msgspec
 
+from schemas.receipts import RECEIPT_FORMAT, Receipt
 from service.store.chain import format_recorded_at
 from service.store.heads import blinded, head_message, head_salt
 
-RECEIPT_FORMAT = "matcha-receipt/1"
-
-
-class Receipt(msgspec.Struct, frozen=True, kw_only=True):
-    format: str = RECEIPT_FORMAT
-    match_id: str
-    version: int
-    blinded_hash: str
-    """``heads.blinded(salt, chain hash of version)``, hex."""
-    server_time: str
-    """When the service appended it (UTC, ``YYYY-MM-DDTHH:MM:SS.ffffffZ``)."""
-    key_id: str
-    signature: str
-    """Ed25519 over ``service.store.heads.head_message``, standard base64."""
+__all__ = ["RECEIPT_FORMAT", "Receipt", "decode_receipts", "last_receipt", "receipt_of"]
 
 
 class _Signed(Protocol):

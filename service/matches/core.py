@@ -46,6 +46,7 @@ from schemas.commands import (
     TimeOut,
 )
 from schemas.events import MatchCreated
+from schemas.receipts import Receipt
 from schemas.rules import RULESETS, MatchTerms
 from service.cache import Bounded
 from service.engine import fold, is_terminal, step
@@ -453,15 +454,20 @@ class MatchCore:
 
     # -- the commands that are not a seat's ------------------------------------------
 
-    async def file_dispute(self, match_id: str, player_id: str, reason: str) -> Accepted:
-        """A player of a finished match disputes it; the engine judges the window."""
+    async def file_dispute(
+        self, match_id: str, player_id: str, reason: str, receipts: tuple[Receipt, ...] = ()
+    ) -> Accepted:
+        """A player of a finished match disputes it, with the receipts they hold as
+        evidence; the engine judges the window."""
         dispute_id = new_id()
 
         def make(facts: MatchFacts, _: Folded) -> Command:
             seat = facts.seat_of(player_id)
             if seat is None:
                 raise Forbidden("Only the two players of this match may dispute it.")
-            return FileDispute(dispute_id=dispute_id, seat=seat, player=player_id, reason=reason)
+            return FileDispute(
+                dispute_id=dispute_id, seat=seat, player=player_id, reason=reason, receipts=receipts
+            )
 
         return await self.run(match_id, make, actor=player_id)
 

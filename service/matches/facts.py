@@ -46,7 +46,7 @@ class MatchFacts(msgspec.Struct, frozen=True, kw_only=True):
 
 async def facts_of(created: MatchCreated, ladder_terms: LadderTerms | None) -> MatchFacts:
     """The facts of a match from its first event (and, for an old match, its ladder's row)."""
-    terms = created.terms
+    terms = created.terms or None
     if terms is None:
         if created.ladder_id is not None and ladder_terms is not None:
             terms = await ladder_terms(created.ladder_id)

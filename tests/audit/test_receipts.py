@@ -238,3 +238,38 @@ async def test_a_match_end_is_checkpointed_by_the_running_service(service: Servi
         record = (await client.get(f"/api/matches/{match_id}/record")).json()
     assert proof["leaf"][1] == len(record["events"])  # the final version
     assert record["checkpoint"]["checkpoint"]["sequence"] >= 1
+
+
+async def test_receipts_presented_with_a_dispute_are_checked_by_the_admins_audit(
+    service: Service,
+) -> None:
+    receipts: list[dict[str, Any]] = []
+    async with service() as client:
+        api = Api(client, service.token)
+        match_id, a, b = await api.new_match()
+        await play(api, match_id, (a, b), receipts)
+        held = [r for r in receipts if r["match_id"] == match_id][:5]
+        filed = await client.post(
+            f"/api/matches/{match_id}/disputes",
+            json={"reason": "the log was cut", "receipts": held},
+            headers=a.auth,
+        )
+        assert filed.status_code == 201, filed.text
+        audit = (await api.get(f"/api/admin/matches/{match_id}/audit", api.admin)).json()
+        assert audit["evidence"]["receipts"] == len(held), audit["evidence"]
+        assert audit["verdict"]["consistent"], audit["verdict"]
+        # The other player and spectators see neither the reason nor the receipts.
+        log = (await api.get(f"/api/matches/{match_id}/events", b)).json()
+        shown = next(e["event"] for e in log if e["event"]["type"] == "dispute_filed")
+        assert shown["receipts"] is None and shown["reason"] is None
+        # A forged receipt presented in a dispute is named by the audit.
+        forged = dict(held[0], signature=held[1]["signature"])
+        second = await client.post(
+            f"/api/matches/{match_id}/disputes",
+            json={"reason": "again", "receipts": [forged]},
+            headers=b.auth,
+        )
+        assert second.status_code == 201, second.text
+        audit = (await api.get(f"/api/admin/matches/{match_id}/audit", api.admin)).json()
+        assert audit["evidence"]["status"] == "inconsistent", audit["evidence"]
+        assert not audit["verdict"]["consistent"]
