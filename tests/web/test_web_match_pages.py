@@ -238,6 +238,8 @@ def test_two_players_play_a_whole_match_by_clicking_while_a_spectator_watches(
     watcher.goto(f"{app_url}/replay/{match_id}")
     # It opens at the first deal (frame 1, the match's creation, is an empty table)...
     watcher.wait_for_selector(f"#frame-no:text('frame {first_deal} of {total}')")
+    # (the counter moves at once; the frame is drawn once it has been fetched)
+    watcher.wait_for_selector(".tatami .tea [data-card]", timeout=10_000)
     assert watcher.query_selector_all(".tatami .tea [data-card]")
     watcher.click("#first")
     watcher.wait_for_selector(f"#frame-no:text('frame 1 of {total}')")
