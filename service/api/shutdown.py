@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
 log = logging.getLogger("matcha.api")
@@ -44,7 +44,7 @@ async def bounded(name: str, close: Callable[[], Awaitable[object]], timeout_s: 
     return True
 
 
-async def close_all(steps: list[CloseStep], *, timeout_s: float = STEP_TIMEOUT_S) -> list[str]:
+async def close_all(steps: Sequence[CloseStep], *, timeout_s: float = STEP_TIMEOUT_S) -> list[str]:
     """Run the steps in order, each bounded; return the names of those that did not finish."""
     late: list[str] = []
     for name, close in steps:

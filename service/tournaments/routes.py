@@ -39,11 +39,12 @@ from schemas.tournaments import (
     TournamentCommand,
     WithdrawPlayer,
 )
-from service.api.auth import Player, new_id
+from service.api.auth import Player
 from service.api.deps import requires_role
 from service.api.ladder_ratings import rating_of
 from service.api.ladders import ladder_by_id
 from service.errors import Forbidden
+from service.matches.core import new_id
 from service.tournaments import projection, reads
 from service.tournaments.live import standings_socket, standings_stream
 from service.tournaments.service import TournamentService
