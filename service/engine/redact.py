@@ -200,9 +200,7 @@ def _supply(tokens: tuple[Tokens, Tokens], ruleset: Ruleset) -> Tokens:
     )
 
 
-def _seat_view(
-    state: State, seat: Seat, sees: bool, over: bool, count_public: bool
-) -> SeatView:
+def _seat_view(state: State, seat: Seat, sees: bool, over: bool, count_public: bool) -> SeatView:
     kept = state.kept[seat]
     hand = state.hands[seat]
     return _seat(
@@ -337,9 +335,7 @@ def view(
             _seat_view(state, 0, sees0, over, count_public),
             _seat_view(state, 1, sees1, over, count_public),
         ),
-        tatami=_pairs(
-            state.tea, state.placed, 0 if reveal is None else reveal.round, sees0, sees1
-        ),
+        tatami=_pairs(state.tea, state.placed, 0 if reveal is None else reveal.round, sees0, sees1),
         last_reveal=None if reveal is None else _reveal(reveal, sees0, sees1),
         supply=_supply(state.tokens, state.ruleset),
         must_keep=seat_viewer and not over and must_keep(state, viewer),  # type: ignore[arg-type]
