@@ -18,6 +18,7 @@ from typing import Literal, TypeAlias
 import msgspec
 
 from schemas.cards import Card, RoundNo, Seat, Target, TokenKind
+from schemas.clocks import Clocks
 from schemas.commands import SeatCommand
 from schemas.events import (
     DisputeDecided,
@@ -235,3 +236,6 @@ class MatchView(msgspec.Struct, frozen=True, kw_only=True):
     """The shuffle seed, once the match is over (RULES §8, §10)."""
     set_aside: tuple[Card, ...] | None
     """The two set-aside cards: to an administrator, and to everyone once the match is over."""
+    clocks: Clocks | None = None
+    """Both seats' clocks and the server time they were measured at (None: untimed).
+    Public: everyone sees both clocks (docs/clocks.md)."""
