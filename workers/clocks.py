@@ -31,7 +31,7 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from psycopg_pool import AsyncConnectionPool
@@ -107,7 +107,7 @@ class Sweeper:
         """A test's fault injection: awaited before each time-out is appended."""
         self.timed_out = 0
         self.lateness_s: list[float] = []
-        """Per time-out this sweeper appended: from the deadline to the append's instant."""
+        """Per time-out this sweeper appended: from the deadline to the append's commit."""
         self.cpu_s = 0.0
         """Process CPU seconds spent sweeping (``time.process_time`` around each sweep)."""
 
@@ -143,8 +143,8 @@ class Sweeper:
                 else:  # over already (resigned, annulled): the row is stale
                     await self._execute(_FORGET, (match_id, version))
                 return 0
-            at = accepted.stored[-1].recorded_at if accepted.stored else datetime.now(UTC)
-            self.lateness_s.append((at - due_at).total_seconds())
+            del accepted
+            self.lateness_s.append((self.core.now() - due_at).total_seconds())
             self.timed_out += 1
             return 1
 
