@@ -28,6 +28,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -56,6 +58,9 @@ CONCURRENCY = 16
 FALLBACK_WAIT_S = 30.0
 """The longest sleep, in case a hint was lost."""
 HINT_TIMEOUT_S = 0.5
+FAULT_KILL_IN_SWEEP = "MATCHA_FAULT_KILL_IN_SWEEP"
+"""Fault injection for tests: set to 1, the worker kills itself (SIGKILL) after it
+claimed a deadline and before it appends the time-out. Never set in production."""
 
 _CLAIM = """
 UPDATE match_deadlines d
@@ -252,7 +257,7 @@ class SweeperThread:
             # projections' hint (ratings, archives).
             core.after_commit.append(Publisher(redis, self.prefix, load_log=load_log))
             core.after_commit.append(make_hook(redis, self.prefix))
-            self.sweeper = Sweeper(core, pool)
+            self.sweeper = Sweeper(core, pool, before_time_out=_fault_hook())
             stopping = asyncio.create_task(asyncio.to_thread(self.stop.wait))
             running = asyncio.create_task(self.sweeper.run(self._wake, self.stop))
             await asyncio.wait({stopping, running}, return_when=asyncio.FIRST_COMPLETED)
@@ -263,6 +268,19 @@ class SweeperThread:
         finally:
             await redis.aclose()
             await pool.close()
+
+
+def _fault_hook() -> Callable[[str], Awaitable[None]] | None:
+    if os.environ.get(FAULT_KILL_IN_SWEEP) != "1":
+        return None
+
+    async def die(match_id: str) -> None:
+        log.warning(
+            "%s=1: killing this worker mid-sweep (claimed %s)", FAULT_KILL_IN_SWEEP, match_id
+        )
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    return die
 
 
 def _sign_like_the_api(store: Any) -> None:
