@@ -206,8 +206,11 @@ class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
     """Global position in the store, where the store has one."""
 
 
-class MatchView(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything a table UI needs, for one viewer."""
+class MatchView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Everything a table UI needs, for one viewer.
+
+    ``omit_defaults``: only ``clocks`` has a default, so an untimed match's view
+    keeps the bytes it had before clocks (replay archives among them)."""
 
     match_id: str
     version: int
