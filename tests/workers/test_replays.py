@@ -3,7 +3,6 @@ and forged records found out even when their hash chain is recomputed."""
 
 from __future__ import annotations
 
-
 import gzip
 import random
 from datetime import UTC, datetime, timedelta
