@@ -36,10 +36,7 @@ from service.audit.report import Finding, RefoldCheck
 from service.audit.rows import RawRow
 from service.errors import MatchaError, RuleError
 
-GAME_TYPES: frozenset[str] = frozenset(
-    t.__struct_config__.tag
-    for t in GameEvent.__args__
-)
+GAME_TYPES: frozenset[str] = frozenset(t.__struct_config__.tag for t in GameEvent.__args__)
 ADMIN_TYPES: frozenset[str] = frozenset({"dispute_filed", "dispute_decided", "match_annulled"})
 
 
