@@ -263,8 +263,16 @@ export async function matchPage(root, matchId, mode) {
   setInterval(() => {
     if (!view || !view.clocks || view.phase === "ended") return;
     tickClocks(root, view.clocks, viewAt);
-    const out = view.clocks.seats.some((c) => c.running && c.remaining_ms - (Date.now() - viewAt) <= 0);
-    if (out && !askedAtZero) { askedAtZero = true; setTimeout(() => { askedAtZero = false; refresh(); }, 1500); }
+    const out = view.clocks.seats.find((c) => c.running && c.remaining_ms - (Date.now() - viewAt) <= 0);
+    if (out && !askedAtZero) {
+      askedAtZero = true;
+      // A player whose opponent's clock ran out claims the win at once (the
+      // service checks the clock); anyone else waits for the service's sweep.
+      const claim = mode === "play" && typeof view.viewer === "number" && out.seat !== view.viewer
+        ? api(`/api/matches/${encodeURIComponent(matchId)}/time-out`, { method: "POST", body: {} }).then(setView)
+        : Promise.resolve();
+      claim.catch(() => {}).finally(() => setTimeout(() => { askedAtZero = false; refresh(); }, 1000));
+    }
   }, 200);
 
   follow(matchId, {
