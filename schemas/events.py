@@ -158,15 +158,30 @@ class MatchAnnulled(_Event, frozen=True, tag="match_annulled"):
 
 
 GameEvent: TypeAlias = (
-    MatchCreated | HandDealt | CardPlayed | Passed | RoundRevealed | HandEnded | CardsKept
+    MatchCreated
+    | HandDealt
+    | CardPlayed
+    | Passed
+    | RoundRevealed
+    | HandEnded
+    | CardsKept
     | MatchEnded
 )
 AdminEvent: TypeAlias = DisputeFiled | DisputeDecided | MatchAnnulled
 Event: TypeAlias = GameEvent | AdminEvent
 
 EVENT_TYPES: tuple[type[_Event], ...] = (
-    MatchCreated, HandDealt, CardPlayed, Passed, RoundRevealed, HandEnded, CardsKept,
-    MatchEnded, DisputeFiled, DisputeDecided, MatchAnnulled,
+    MatchCreated,
+    HandDealt,
+    CardPlayed,
+    Passed,
+    RoundRevealed,
+    HandEnded,
+    CardsKept,
+    MatchEnded,
+    DisputeFiled,
+    DisputeDecided,
+    MatchAnnulled,
 )
 
 event_encoder = msgspec.json.Encoder()

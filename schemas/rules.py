@@ -1,9 +1,10 @@
 """Rulesets as data. A ruleset is copied into the match-created event, so a
 match always replays under the rules it was played with."""
 
-from typing import Final, Literal
+from typing import Annotated, Final, Literal, TypeAlias
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 
 class Ruleset(msgspec.Struct, frozen=True, kw_only=True):
@@ -18,6 +19,33 @@ class Ruleset(msgspec.Struct, frozen=True, kw_only=True):
     chasen_tokens_to_win: int = 4
     one_of_each_wins: bool = True
     """A player qualifies with at least one token of each of the five kinds."""
+
+
+Seconds = Annotated[int, msgspec.Meta(ge=1, le=366 * 86_400)]
+
+
+class RealTime(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="real_time"):
+    """Real-time play: each seat starts with ``base_s`` and gains ``increment_s``
+    after each move of its own (Fischer increment)."""
+
+    base_s: Seconds
+    increment_s: Annotated[int, msgspec.Meta(ge=0, le=3_600)] = 0
+    no_show_s: Seconds = 60
+    """A seat that has made no move yet has this long for its first one; else the
+    match is aborted, unrated."""
+
+
+class Correspondence(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="correspondence"
+):
+    """Correspondence play: a deadline of ``per_move_s`` for every move."""
+
+    per_move_s: Seconds
+    no_show_s: Seconds = 86_400
+
+
+TimeControl: TypeAlias = RealTime | Correspondence
+"""How a ladder's matches are timed (``service.engine.clock`` reads it)."""
 
 
 class MatchTerms(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,6 +64,9 @@ class MatchTerms(msgspec.Struct, frozen=True, kw_only=True):
     administrators (and each seat's own from its player), the seed included."""
     dispute_window_s: int = 86_400
     """A player may dispute the match for this long after it ended."""
+    clock: TimeControl | UnsetType = UNSET
+    """The time control (unset: untimed, and absent from the bytes of the terms
+    of every match created before clocks, so their events keep their hashes)."""
 
 
 DEFAULT_TERMS: Final = MatchTerms()

@@ -18,6 +18,7 @@ from typing import Literal, TypeAlias
 import msgspec
 
 from schemas.cards import Card, RoundNo, Seat, Target, TokenKind
+from schemas.clocks import Clocks
 from schemas.commands import SeatCommand
 from schemas.events import (
     DisputeDecided,
@@ -205,8 +206,11 @@ class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
     """Global position in the store, where the store has one."""
 
 
-class MatchView(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything a table UI needs, for one viewer."""
+class MatchView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Everything a table UI needs, for one viewer.
+
+    ``omit_defaults``: only ``clocks`` has a default, so an untimed match's view
+    keeps the bytes it had before clocks (replay archives among them)."""
 
     match_id: str
     version: int
@@ -235,3 +239,6 @@ class MatchView(msgspec.Struct, frozen=True, kw_only=True):
     """The shuffle seed, once the match is over (RULES §8, §10)."""
     set_aside: tuple[Card, ...] | None
     """The two set-aside cards: to an administrator, and to everyone once the match is over."""
+    clocks: Clocks | None = None
+    """Both seats' clocks and the server time they were measured at (None: untimed).
+    Public: everyone sees both clocks (docs/clocks.md)."""

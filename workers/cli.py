@@ -29,7 +29,7 @@ from service.cli_defaults import redis_url as local_redis_or_given
 from service.ops.logging import configure_logging
 from service.ops.stopping import process_stop
 from service.settings import load_settings
-from workers import projections, rq_worker
+from workers import clocks, projections, rq_worker
 from workers.projections import runner as runner_module
 from workers.projections import wake
 from workers.queue import queue_name, queues
@@ -140,6 +140,12 @@ def worker(
             f"projections: {', '.join(r.name for r in runners)} (poll {poll_s:g} s,"
             f" hints on {wake.channel(prefix)})"
         )
+    sweeper = clocks.SweeperThread(database_url, redis_url, prefix, stop).start()
+    clock_hints = wake.Listener(
+        redis_url, prefix, sweeper.wake, stop=stop, channel_name=clocks.channel(prefix)
+    )
+    threads += [sweeper.thread, wake.start(clock_hints)]
+    click.echo(f"clocks: a sweeper of match_deadlines (hints on {clocks.channel(prefix)})")
     click.echo(f"queues: {', '.join(names)}")
     try:
         rq_worker.serve(names, redis, fork=fork)

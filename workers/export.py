@@ -72,8 +72,7 @@ def export_ladder(
                 r.seek(-1, 2)
                 if r.read(1) != b"\n":
                     f.write(b"\n")
-        for match_id in tqdm(todo, desc=f"ladder {ladder_id}", unit="match",
-                             disable=not progress):
+        for match_id in tqdm(todo, desc=f"ladder {ladder_id}", unit="match", disable=not progress):
             record = record_from_log(conn, match_id)
             if record is None:
                 continue
@@ -84,8 +83,13 @@ def export_ladder(
 
 @click.command("export")
 @click.option("--ladder", "ladder_id", required=True, help="The ladder's id or name.")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The JSON Lines file to append to.")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The JSON Lines file to append to.",
+)
 @database_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def export(

@@ -211,3 +211,6 @@ def on_startup(app: Litestar) -> None:
         log.warning("REDIS_URL is not set: the workers find new results by polling the log")
         return
     hooks.append(make_hook(app.state.redis, settings.redis.prefix))
+    from workers.clocks import clock_hint_hook
+
+    hooks.append(clock_hint_hook(app.state.redis, settings.redis.prefix))

@@ -8,12 +8,13 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Response, get, post
+from msgspec import UNSET
 from psycopg import AsyncConnection
 from psycopg.errors import UniqueViolation
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from schemas.rules import DEFAULT_TERMS, MatchTerms
+from schemas.rules import DEFAULT_TERMS, MatchTerms, TimeControl
 from service.api.auth import Player
 from service.api.creates import IdempotencyKey, create_once, request_hash
 from service.api.deps import requires_role
@@ -59,6 +60,8 @@ class LadderBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     spectator_delay_s: NonNegative = 0
     hide_hands_in_replay: bool = False
     dispute_window_s: NonNegative = 86400
+    clock: TimeControl | None = None
+    """The time control of the ladder's matches (docs/clocks.md); None: untimed."""
 
 
 class Ladder(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,6 +75,7 @@ class Ladder(msgspec.Struct, frozen=True, kw_only=True):
     dispute_window_s: int
     created_by: str
     created_at: datetime
+    clock: TimeControl | None = None
 
 
 class Member(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,7 +86,7 @@ class Member(msgspec.Struct, frozen=True, kw_only=True):
 
 _LADDER_COLUMNS = (
     "id, name, ruleset, rating, spectator_delay_s, hide_hands_in_replay, dispute_window_s,"
-    " created_by, created_at"
+    " created_by, created_at, clock"
 )
 
 
@@ -99,6 +103,7 @@ def _ladder(row: tuple[Any, ...]) -> Ladder:
         dispute_window_s=row[6],
         created_by=row[7],
         created_at=row[8],
+        clock=None if row[9] is None else msgspec.convert(row[9], TimeControl),
     )
 
 
@@ -118,6 +123,7 @@ def terms_of(ladder: Ladder) -> MatchTerms:
         spectator_delay_s=float(ladder.spectator_delay_s),
         hide_hands_in_replay=ladder.hide_hands_in_replay,
         dispute_window_s=ladder.dispute_window_s,
+        clock=UNSET if ladder.clock is None else ladder.clock,
     )
 
 
@@ -165,8 +171,9 @@ async def create_ladder(
         try:
             cur = await conn.execute(
                 f"""INSERT INTO ladders (id, name, ruleset, rating, spectator_delay_s,
-                        hide_hands_in_replay, dispute_window_s, created_by)
-                    VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING {_LADDER_COLUMNS}""",
+                        hide_hands_in_replay, dispute_window_s, created_by, clock)
+                    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+                    RETURNING {_LADDER_COLUMNS}""",
                 (
                     new_id(),
                     data.name,
@@ -176,6 +183,7 @@ async def create_ladder(
                     data.hide_hands_in_replay,
                     data.dispute_window_s,
                     player.id,
+                    None if data.clock is None else Jsonb(msgspec.to_builtins(data.clock)),
                 ),
             )
         except UniqueViolation as exc:

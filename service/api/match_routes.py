@@ -1,4 +1,4 @@
-"""Match commands (play, pass, keep, resign) and reads (view, log, lists).
+"""Match commands (play, pass, keep, resign, claim a time-out) and reads (view, log, lists).
 
 Thin adapters over the match core (``service.matches``): a command is parsed
 into a seat command and run through ``MatchCore.run``; who is looking, and so
@@ -9,7 +9,7 @@ a viewer or knows a rule.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -84,10 +84,14 @@ def receipt_of_answer(accepted: Accepted) -> Receipt | None:
 def answer_view(accepted: Accepted, caller: Caller) -> MatchView:
     """What the caller of an accepted command is shown: the policy's answer, as for a view."""
     folded = accepted.folded
-    seen = seen_by(
-        accepted.facts, caller, over=is_terminal(folded.state), channel="answer"
+    seen = seen_by(accepted.facts, caller, over=is_terminal(folded.state), channel="answer")
+    return view(
+        folded.state,
+        seen.viewer,
+        version=folded.version,
+        hide_hands_in_replay=seen.hide,
+        now=datetime.now(UTC),
     )
-    return view(folded.state, seen.viewer, version=folded.version, hide_hands_in_replay=seen.hide)
 
 
 def seat_maker(player_id: str, body: CommandBody) -> Any:
@@ -210,6 +214,27 @@ async def resign(
     return await _command(request, match_id, data, if_match, idempotency_key)
 
 
+@post(
+    "/api/matches/{match_id:str}/time-out",
+    operation_id="claimTimeOut",
+    tags=["commands"],
+    status_code=200,
+)
+async def claim_time_out(match_id: str, request: Request[Any, Any, Any]) -> CommandResult:
+    """Claim the win: your opponent's clock ran out (409 ``time_not_expired`` if it
+    has not). The sweepers record a time-out by themselves too; this is for a player
+    who would rather not wait for them. On a no-show the match is aborted, unrated."""
+    player = await current_player(request)
+    set_player(player.name)
+    core: MatchCore = request.app.state.matches
+    accepted = await core.claim_time_out(match_id, player.id)
+    return CommandResult(
+        version=accepted.version,
+        view=answer_view(accepted, caller_of(player)),
+        receipt=receipt_of_answer(accepted),
+    )
+
+
 async def _visible(
     core: MatchCore, match_id: str, caller: Player | None, channel: Literal["view", "log"]
 ) -> tuple[Seen, Folded, datetime]:
@@ -236,8 +261,16 @@ async def get_match(match_id: str, request: Request[Any, Any, Any]) -> MatchView
     """The match as the caller may see it (a seat, a spectator, or an admin after the end)."""
     # Read, not injected: see _command.
     caller = await maybe_player(request)
-    seen, folded, _ = await _visible(request.app.state.matches, match_id, caller, "view")
-    return view(folded.state, seen.viewer, version=folded.version, hide_hands_in_replay=seen.hide)
+    seen, folded, now = await _visible(request.app.state.matches, match_id, caller, "view")
+    # A delayed spectator sees the clocks as they stood at the last instant released to them.
+    measured = now - timedelta(seconds=seen.delay_s) if seen.delay_s else now
+    return view(
+        folded.state,
+        seen.viewer,
+        version=folded.version,
+        hide_hands_in_replay=seen.hide,
+        now=measured,
+    )
 
 
 def log_entry(row: StoredEvent, seen: Seen, over: bool) -> LogEntry:
@@ -306,9 +339,7 @@ def _summary(row: tuple[Any, ...]) -> MatchSummary:
 @get("/api/matches", operation_id="listMatches", tags=["matches"], security=[])
 async def list_matches(
     pool: AsyncConnectionPool,
-    status: Annotated[
-        Literal["live", "finished", "annulled"] | None, QueryParameter()
-    ] = None,
+    status: Annotated[Literal["live", "finished", "annulled"] | None, QueryParameter()] = None,
     ladder: Annotated[str | None, QueryParameter()] = None,
     player_id: Annotated[str | None, QueryParameter(name="player")] = None,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 100,
@@ -329,4 +360,4 @@ async def list_matches(
         return [_summary(r) for r in await cur.fetchall()]
 
 
-ROUTES = [play, pass_, keep, resign, get_match, get_match_events, list_matches]
+ROUTES = [play, pass_, keep, resign, claim_time_out, get_match, get_match_events, list_matches]

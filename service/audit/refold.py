@@ -36,10 +36,7 @@ from service.audit.report import Finding, RefoldCheck
 from service.audit.rows import RawRow
 from service.errors import MatchaError, RuleError
 
-GAME_TYPES: frozenset[str] = frozenset(
-    t.__struct_config__.tag
-    for t in GameEvent.__args__
-)
+GAME_TYPES: frozenset[str] = frozenset(t.__struct_config__.tag for t in GameEvent.__args__)
 ADMIN_TYPES: frozenset[str] = frozenset({"dispute_filed", "dispute_decided", "match_annulled"})
 
 
@@ -108,6 +105,17 @@ def _replay(eng: Engine, state: Any, event: Event) -> list[Event] | None:
         if event.winner is None:
             raise RuleError("no_loser", "A time-out must name a winner.")
         return eng.time_out(state, 1 - event.winner)
+    if isinstance(event, MatchEnded) and event.reason == "aborted":
+        # A no-show: the seat whose first move never came (the engine aborts
+        # only a timed match for a seat that has not moved).
+        for seat in (0, 1):
+            try:
+                replayed = eng.time_out(state, seat)
+            except RuleError:
+                continue
+            if replayed and replayed[-1] == event:
+                return replayed
+        raise RuleError("not_a_no_show", "Neither seat's time-out aborts the match here.")
     return None
 
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import msgspec
 
+from schemas.clocks import Clocks
+
 if TYPE_CHECKING:
     from service.audit.rows import RawRow
 
@@ -53,12 +55,21 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     @classmethod
     def at(
-        cls, row: RawRow, *, problem: str, path: str | None = None, logged: Any = None,
+        cls,
+        row: RawRow,
+        *,
+        problem: str,
+        path: str | None = None,
+        logged: Any = None,
         expected: Any = None,
     ) -> Finding:
         """A finding about one log row: its version and event type, and what is wrong there."""
         return cls(
-            version=row.version, event_type=row.type, problem=problem, path=path, logged=logged,
+            version=row.version,
+            event_type=row.type,
+            problem=problem,
+            path=path,
+            logged=logged,
             expected=expected,
         )
 
@@ -119,12 +130,17 @@ class Gap(msgspec.Struct, frozen=True, kw_only=True):
     seconds: float
 
 
-class Timing(msgspec.Struct, frozen=True, kw_only=True):
+class Timing(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     moves: list[MoveTime]
     seats: list[SeatTime]
     gap_threshold_s: float
     long_gaps: list[Gap]
     disconnections: list[dict[str, Any]] | Literal["not recorded"]
+    clocks: Clocks | None = None
+    """A timed match's clocks at its last event (``service.engine.clock``, the one
+    clock function the views and frames use too); None: untimed."""
+    early_time_outs: list[int] = []
+    """Versions of time-outs (or aborts) logged before the clock had run out."""
 
 
 class DisputeState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

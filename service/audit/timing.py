@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from schemas.cards import Seat
+from schemas.clocks import Clocks
+from schemas.events import MatchEnded
 from service.audit.report import Gap, MoveTime, SeatTime, Timing
 from service.audit.rows import RawRow
 
@@ -75,10 +78,43 @@ def timing(
                 max_s=max(took, default=0.0),
             )
         )
+    try:
+        shown, early = _clocks(rows)
+    except Exception:  # a forged log may not even fold: the re-fold check names where
+        shown, early = None, []
     return Timing(
         moves=moves,
         seats=seats,
         gap_threshold_s=gap_threshold_s,
         long_gaps=gaps,
         disconnections=disconnections,
+        clocks=shown,
+        early_time_outs=early,
     )
+
+
+def _clocks(rows: Sequence[RawRow]) -> tuple[Clocks | None, list[int]]:
+    """The clocks at the last event, by the engine's one clock function, and each
+    time-out the clock did not justify (a seat timed out before its time ran out)."""
+    from service.audit.refold import decode
+    from service.engine import clock, initial_state
+    from service.engine.evolve import evolve
+
+    state = initial_state()
+    early: list[int] = []
+    for row in rows:
+        event = decode(row)
+        if event is None:
+            return None, early
+        timed_out = isinstance(event, MatchEnded) and event.reason in ("timeout", "aborted")
+        if timed_out and state.clock is not None:
+            assert isinstance(event, MatchEnded)
+            losers: tuple[Seat, ...] = (0, 1)
+            if event.reason == "timeout" and event.winner is not None:
+                losers = (1 if event.winner == 0 else 0,)
+            if not any(clock.expired(state, seat, row.recorded_at) for seat in losers):
+                early.append(row.version)
+        state = evolve(state, event, row.recorded_at)
+    if state.clock is None or not rows:
+        return None, early
+    return clock.clocks(state, rows[-1].recorded_at), early

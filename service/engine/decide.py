@@ -11,7 +11,7 @@ type is known here, so consequences are computed from the state the log
 will produce.
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from msgspec import UNSET
 
@@ -42,6 +42,7 @@ from schemas.events import (
     Passed,
 )
 from schemas.rules import DEFAULT_TERMS
+from service.engine import clock
 from service.engine.dealing import SCHEME, binding, bound_commitment, deal, fits, valid_seed
 from service.engine.evolve import (
     card_played,
@@ -82,8 +83,12 @@ def run(t: Table, command: Command) -> list[Event]:
     ``RuleError``, ``t`` must be thrown away.
     """
     events: list[Event] = []
-    if command.at is not None:
-        t.last_at = command.at  # the instant every event of this command is recorded at
+    at = command.at
+    if at is not None:
+        t.last_at = at  # the instant every event of this command is recorded at
+        if t.clock is not None:
+            _check_clock(t, command, at)
+            clock.charge(t, at)
     # The common moves first: a class pattern tries each case in turn.
     match command:
         case PlayCard():
@@ -96,8 +101,7 @@ def run(t: Table, command: Command) -> list[Event]:
             _check_live(t)
             _end(t, events, other(command.seat), "resigned")
         case TimeOut():
-            _check_live(t)
-            _end(t, events, other(command.seat), "timeout")
+            _time_out(t, command, events)
         case StartMatch():
             _start(t, command, events)
         case FileDispute():
@@ -107,13 +111,47 @@ def run(t: Table, command: Command) -> list[Event]:
         case AnnulMatch():
             _annul(t, command, events)
     _settle(t, events)
+    if at is not None and t.clock is not None:
+        clock.settle(t, events, at)
     t.version += len(events)  # one per event, as ``evolve.apply`` counts them
     return events
 
 
 def time_out(state: State, seat: Seat) -> list[Event]:
-    """An organiser's clock ran out for ``seat``: it loses (RULES §6)."""
+    """The clock ran out for ``seat``: it loses (RULES §6), or, if it never moved
+    on a timed match, the match is aborted. Without an instant the clock is not
+    checked (an organiser's word, or the audit's re-fold of a logged time-out)."""
     return decide(state, TimeOut(seat=seat))
+
+
+_SEAT_COMMANDS = (PlayCard, Pass, KeepCards, Resign)
+
+
+def _check_clock(t: Table, command: Command, at: datetime) -> None:
+    """A seat command after its seat's time ran out is refused (the service records
+    the time-out); a time-out before it ran out is refused too."""
+    if isinstance(command, _SEAT_COMMANDS):
+        if not t.ended and not t.annulled and clock.expired(t, command.seat, at):
+            raise RuleConflict(
+                "time_expired",
+                "Your time ran out before this move arrived; you lost on time."
+                if t.moved[command.seat]
+                else "Your time for a first move ran out; the match is aborted.",
+            )
+    elif isinstance(command, TimeOut):
+        _check_live(t)
+        if not clock.expired(t, command.seat, at):
+            raise RuleConflict(
+                "time_not_expired", "That seat's clock has not run out; the match goes on."
+            )
+
+
+def _time_out(t: Table, command: TimeOut, events: list[Event]) -> None:
+    _check_live(t)
+    if t.clock is not None and not t.moved[command.seat]:
+        _end(t, events, None, "aborted")  # a no-show: nobody's result, unrated
+    else:
+        _end(t, events, other(command.seat), "timeout")
 
 
 # -- checks: the order is the order a player would want to be told ----------

@@ -28,6 +28,7 @@ from schemas.events import (
     RoundRevealed,
 )
 from schemas.views import Tokens
+from service.engine import clock
 from service.engine.state import FIRST_SLOT, State, Table, freeze, thaw
 
 ONE_MORE: dict[TokenKind, Callable[[Tokens], Tokens]] = {
@@ -115,6 +116,10 @@ def match_created(t: Table, e: MatchCreated) -> None:
     t.first_dealer = e.first_dealer
     t.seed_commitment = e.seed_commitment
     t.terms = e.terms or None  # unset in a match created before terms were copied
+    control = t.terms.clock if t.terms is not None else None
+    if control:
+        t.clock = control
+        t.clock_left = clock.start_values(control)
 
 
 def match_ended(t: Table, e: MatchEnded) -> None:
@@ -125,6 +130,7 @@ def match_ended(t: Table, e: MatchEnded) -> None:
     t.end_reason = None if t.annulled else e.reason
     t.seed = e.seed
     t.ended_at = t.last_at
+    t.clock_since = (None, None)
 
 
 def match_annulled(t: Table, e: MatchAnnulled) -> None:
@@ -134,6 +140,7 @@ def match_annulled(t: Table, e: MatchAnnulled) -> None:
     t.to_move = None
     t.winner = None
     t.end_reason = None
+    t.clock_since = (None, None)
 
 
 def dispute_filed(t: Table, e: DisputeFiled) -> None:
@@ -165,9 +172,15 @@ def apply(t: Table, event: Event, at: datetime | None = None) -> None:
     """Apply ``event``, recorded at ``at`` (if known), to the mutable table ``t``
     (the single home of every state change)."""
     t.version += 1
-    if at is not None:
-        t.last_at = at
+    if at is None:
+        APPLY[type(event)](t, event)
+        return
+    t.last_at = at
+    if t.clock is not None:
+        clock.charge(t, at)
     APPLY[type(event)](t, event)
+    if t.clock is not None:
+        clock.settle(t, (event,), at)
 
 
 def evolve(state: State, event: Event, at: datetime | None = None) -> State:
@@ -184,7 +197,7 @@ def fold(
 ) -> State:
     """Rebuild a match's state from its log. ``seed`` is needed only to decide later
     deals; ``times``, each event's ``recorded_at``, only by the rules that read time
-    (the dispute window): the match core always passes them."""
+    (the dispute window, the clocks): the match core always passes them."""
     t = Table(seed=seed)
     handlers = APPLY
     count = 0
@@ -194,6 +207,11 @@ def fold(
     else:
         for count, (event, at) in enumerate(zip(events, times, strict=True), start=1):  # noqa: B007
             t.last_at = at
-            handlers[type(event)](t, event)
+            if t.clock is None:
+                handlers[type(event)](t, event)
+            else:  # the clocks are folded with the events (service.engine.clock)
+                clock.charge(t, at)
+                handlers[type(event)](t, event)
+                clock.settle(t, (event,), at)
     t.version = count
     return freeze(t)

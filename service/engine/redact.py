@@ -14,6 +14,7 @@ owner and administrators, and so does the seed, which would re-deal them. The
 seed is never shown before the end, to anyone: nobody may know future deals.
 """
 
+from datetime import datetime
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -47,6 +48,7 @@ from schemas.views import (
     Tokens,
     Viewer,
 )
+from service.engine import clock
 from service.engine.reveal import supply_left
 from service.engine.state import State
 from service.engine.turns import legal_moves, must_keep
@@ -200,9 +202,7 @@ def _supply(tokens: tuple[Tokens, Tokens], ruleset: Ruleset) -> Tokens:
     )
 
 
-def _seat_view(
-    state: State, seat: Seat, sees: bool, over: bool, count_public: bool
-) -> SeatView:
+def _seat_view(state: State, seat: Seat, sees: bool, over: bool, count_public: bool) -> SeatView:
     kept = state.kept[seat]
     hand = state.hands[seat]
     return _seat(
@@ -314,9 +314,15 @@ def _pair(
 
 
 def view(
-    state: State, viewer: Viewer, *, version: int = 0, hide_hands_in_replay: bool = False
+    state: State,
+    viewer: Viewer,
+    *,
+    version: int = 0,
+    hide_hands_in_replay: bool = False,
+    now: datetime | None = None,
 ) -> MatchView:
-    """The match as ``viewer`` may see it (RULES §8). ``version`` 0: use ``state.version``."""
+    """The match as ``viewer`` may see it (RULES §8). ``version`` 0: use ``state.version``.
+    ``now``: the server's time, to show both clocks at (``clock.clocks``)."""
     over = state.ended or state.annulled
     sees0, sees1, set_aside, seed = sight(viewer, over, hide_hands_in_replay)
     seat_viewer = viewer == 0 or viewer == 1
@@ -337,9 +343,7 @@ def view(
             _seat_view(state, 0, sees0, over, count_public),
             _seat_view(state, 1, sees1, over, count_public),
         ),
-        tatami=_pairs(
-            state.tea, state.placed, 0 if reveal is None else reveal.round, sees0, sees1
-        ),
+        tatami=_pairs(state.tea, state.placed, 0 if reveal is None else reveal.round, sees0, sees1),
         last_reveal=None if reveal is None else _reveal(reveal, sees0, sees1),
         supply=_supply(state.tokens, state.ruleset),
         must_keep=seat_viewer and not over and must_keep(state, viewer),  # type: ignore[arg-type]
@@ -354,4 +358,5 @@ def view(
         seed_commitment=state.seed_commitment,
         seed=state.seed if seed else None,
         set_aside=state.set_aside if set_aside else None,
+        clocks=None if now is None else clock.clocks(state, now),
     )

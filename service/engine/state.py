@@ -14,7 +14,7 @@ import msgspec
 
 from schemas.cards import Card, Seat
 from schemas.events import EndReason, RoundRevealed, TeaPair
-from schemas.rules import STANDARD, MatchTerms, Ruleset
+from schemas.rules import STANDARD, MatchTerms, Ruleset, TimeControl
 from schemas.views import Phase, Tokens
 
 NO_TOKENS: Final = Tokens()
@@ -71,7 +71,10 @@ class State(msgspec.Struct, frozen=True):
       default terms, or a match created before terms were copied);
     * ``last_at``, ``ended_at``: when the latest event and ``MatchEnded`` were
       recorded, where the fold was given the times (``fold(..., times=)``); a
-      command's events are recorded at its ``at``.
+      command's events are recorded at its ``at``;
+    * ``clock`` (the time control, None: untimed), ``clock_left``,
+      ``clock_since``, ``moved``: the clocks as the log derives them
+      (``service.engine.clock``; read them through its functions).
     """
 
     match_id: str = ""
@@ -103,6 +106,10 @@ class State(msgspec.Struct, frozen=True):
     terms: MatchTerms | None = None
     last_at: datetime | None = None
     ended_at: datetime | None = None
+    clock: TimeControl | None = None
+    clock_left: tuple[int, int] = (0, 0)
+    clock_since: tuple[datetime | None, datetime | None] = (None, None)
+    moved: tuple[bool, bool] = (False, False)
 
 
 @dataclass(slots=True)
@@ -144,6 +151,10 @@ class Table:
     terms: MatchTerms | None = None
     last_at: datetime | None = None
     ended_at: datetime | None = None
+    clock: TimeControl | None = None
+    clock_left: tuple[int, int] = (0, 0)
+    clock_since: tuple[datetime | None, datetime | None] = (None, None)
+    moved: tuple[bool, bool] = (False, False)
 
 
 assert State.__struct_fields__ == Table.__slots__, "State and Table must stay twins"
@@ -167,9 +178,7 @@ def _copier(name: str, source: str, make: str, convert: dict[str, str]) -> Any:
     values = ", ".join(convert.get(f, "{}").format(f"{source}.{f}") for f in fields)
     lines = [f"def {name}({source}):", f"    return {make}({values})"]
     if make == "_table":
-        assigns = [
-            f"    t.{f} = " + convert.get(f, "{}").format(f"{source}.{f}") for f in fields
-        ]
+        assigns = [f"    t.{f} = " + convert.get(f, "{}").format(f"{source}.{f}") for f in fields]
         lines = [f"def {name}({source}):", "    t = _new(Table)", *assigns, "    return t"]
     namespace: dict[str, Any] = {"State": State, "Table": Table, "_new": Table.__new__}
     exec("\n".join(lines), namespace)

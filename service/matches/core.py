@@ -58,6 +58,7 @@ from service.errors import (
     RuleError,
     VersionConflict,
 )
+from service.matches.deadlines import deadline_statement
 from service.matches.facts import LadderTerms, MatchFacts, facts_of
 from service.matches.folds import FoldCache, Folded, advance, fold_from_start, tallied
 from service.matches.summaries import summarise, upsert_statement
@@ -146,6 +147,8 @@ class MatchCore:
         self._facts: Bounded[str, MatchFacts] = Bounded(FACTS_CACHE_SIZE)
         self._folds = FoldCache()
         self.observe: Observer | None = None
+        self.now: Callable[[], datetime] = _utc_now
+        """The instant a command is taken at (tests inject a clock here)."""
 
     # -- reads ---------------------------------------------------------------------
 
@@ -234,7 +237,7 @@ class MatchCore:
         match_id = match_id or new_id()
         seed = secrets.token_hex(32)
         first_dealer: Seat = 1 if secrets.randbelow(2) else 0
-        at = datetime.now(UTC)
+        at = self.now()
         command = StartMatch(
             match_id=match_id,
             players=players,
@@ -245,7 +248,11 @@ class MatchCore:
             terms=terms,
             at=at,
         )
-        _, events = step(fold([], seed), command)
+        started_state, events = step(fold([], seed), command)
+        also = [upsert_statement(summarise(events))]
+        deadline = deadline_statement(match_id, started_state, len(events))
+        if deadline is not None:
+            also.append(deadline)
         try:
             result = await self.store.append(
                 match_id,
@@ -255,7 +262,7 @@ class MatchCore:
                 seed=seed,
                 idempotency_key=idempotency_key,
                 request_hash=request_hash,
-                also=[upsert_statement(summarise(events))],
+                also=also,
                 recorded_at=at,
             )
         except Conflict:
@@ -366,7 +373,7 @@ class MatchCore:
         assert folded is not None
         facts = await self.facts(folded.created)
         while True:
-            command = msgspec.structs.replace(make(facts, folded), at=datetime.now(UTC))
+            command = msgspec.structs.replace(make(facts, folded), at=self.now())
             request_hash = command_hash(match_id, command) if idempotency_key else None
             version = folded.version
             try:
@@ -376,10 +383,14 @@ class MatchCore:
                         " reload and retry."
                     )
                 new_state, new_events = step(folded.state, command)
-            except (RuleError, VersionConflict):
+            except (RuleError, VersionConflict) as refused:
                 if not fresh:  # refused by a cached fold: judge again on the latest
                     folded, fresh = await self.current(match_id), True
                     continue
+                if isinstance(refused, RuleError) and refused.code == "time_expired":
+                    # Server-authoritative: the late command is refused and the
+                    # time-out it found is recorded (once: at this version).
+                    await self._record_time_out(match_id, command, version)
                 # A retry of a command that already succeeded meets a state that
                 # moved on: answer with the first result instead of the refusal.
                 if idempotency_key is not None:
@@ -388,6 +399,10 @@ class MatchCore:
                         return await self._replayed(facts, match_id, earlier)
                 raise
             summary = tallied(folded.summary, new_events)
+            also = [upsert_statement(summary)]
+            deadline = deadline_statement(match_id, new_state, version + len(new_events))
+            if deadline is not None:
+                also.append(deadline)
             try:
                 result = await self.store.append(
                     match_id,
@@ -396,7 +411,7 @@ class MatchCore:
                     actor=actor,
                     idempotency_key=idempotency_key,
                     request_hash=request_hash,
-                    also=[upsert_statement(summary)],
+                    also=also,
                     recorded_at=command.at,
                 )
             except VersionConflict:
@@ -486,10 +501,45 @@ class MatchCore:
         command = AnnulMatch(admin=admin_id, reason=reason)
         return await self.run(match_id, lambda _f, _s: command, actor=admin_id)
 
-    async def time_out(self, match_id: str, seat: Seat) -> Accepted:
-        """The clock: ``seat`` ran out of time."""
+    async def time_out(
+        self, match_id: str, seat: Seat, *, expected_version: int | None = None
+    ) -> Accepted:
+        """The clock: ``seat`` ran out of time (the engine checks that it did, at the
+        instant the core stamps). ``expected_version``: the version the deadline was
+        read at (the sweepers'): a second time-out of the same deadline is a
+        ``VersionConflict``, never a second result."""
         command = TimeOut(seat=seat)
-        return await self.run(match_id, lambda _f, _s: command, actor="system")
+        return await self.run(
+            match_id,
+            lambda _f, _s: command,
+            actor="system",
+            expected_version=expected_version,
+        )
+
+    async def claim_time_out(self, match_id: str, player_id: str) -> Accepted:
+        """A player claims the win: their opponent's clock ran out (lichess's
+        "claim victory"). The engine refuses it if that clock has not run out."""
+
+        def make(facts: MatchFacts, _: Folded) -> Command:
+            seat = facts.seat_of(player_id)
+            if seat is None:
+                raise Forbidden("Only a player of this match may claim a time-out.")
+            return TimeOut(seat=1 if seat == 0 else 0)
+
+        return await self.run(match_id, make, actor=player_id)
+
+    async def _record_time_out(self, match_id: str, late: Command, version: int) -> None:
+        seat = getattr(late, "seat", None)
+        if seat not in (0, 1):
+            return
+        try:
+            await self.time_out(match_id, seat, expected_version=version)
+        except MatchaError as exc:  # a sweeper (or another process) recorded it first
+            log.info("time-out of %s seat %s not recorded here: %s", match_id, seat, exc.code)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 def _started(created: MatchCreated, version: int) -> StartedMatch:

@@ -156,9 +156,10 @@ def test_hidden_hands_stay_hidden_in_public_frames_but_not_omniscient_ones() -> 
 def test_the_one_pass_build_gives_the_bytes_of_frames_then_pack(seed: int, hide: bool) -> None:
     record, states = a_match(seed, hide)
     assert pack_states(record, states) == pack(record, build_frames(record, states))
-    # the record's states are the engine's evolve, event after event
-    assert states == list(accumulate((e.event for e in record.events), evolve,
-                                     initial=initial_state()))[1:]
+    # the record's states are the engine's evolve, event after event, each at its instant
+    assert states == list(accumulate(
+        record.events, lambda s, e: evolve(s, e.event, datetime.fromisoformat(e.recorded_at)),
+        initial=initial_state()))[1:]
 
 
 async def _append_log(store, match_id: str, log: list, actors: list[str]) -> None:

@@ -65,7 +65,10 @@ class Listener:
         *,
         stop: threading.Event,
         listen_timeout_s: float = 1.0,
+        channel_name: str | None = None,
     ) -> None:
+        self.channel_name = channel_name or channel(prefix)
+        """The channel listened to (the projections' by default; the clocks' too)."""
         self.redis_url = redis_url
         self.prefix = prefix
         self.on_wake = on_wake
@@ -107,7 +110,7 @@ class Listener:
             health_check_interval=5,
         )
         pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
-        pubsub.subscribe(channel(self.prefix))
+        pubsub.subscribe(self.channel_name)
         pubsub.ping()  # a subscription that does not answer is no subscription
         self.connected.set()
         self.reconnects += 1

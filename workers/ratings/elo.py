@@ -146,8 +146,16 @@ class Ladder:
     ) -> None:
         self.settings = settings
         self.players: dict[str, list[Any]] = {
-            p.player_id: [p.rating, p.games, p.wins, p.draws, p.losses, p.peak,
-                          p.reached_master, p.timeouts]
+            p.player_id: [
+                p.rating,
+                p.games,
+                p.wins,
+                p.draws,
+                p.losses,
+                p.peak,
+                p.reached_master,
+                p.timeouts,
+            ]
             for p in players
         }
         self.keep_history = keep_history
@@ -256,8 +264,14 @@ class Ladder:
     def changes(self) -> list[RatingChange]:
         return [
             RatingChange(
-                player_id=p, match_id=m, position=pos, opponent_id=o, score=sc,
-                before=bf, after=af, change=ch,
+                player_id=p,
+                match_id=m,
+                position=pos,
+                opponent_id=o,
+                score=sc,
+                before=bf,
+                after=af,
+                change=ch,
             )
             for (p, m, pos, o, sc, bf, af, ch) in self.history
         ]

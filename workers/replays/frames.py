@@ -9,6 +9,7 @@ format 2 stores each as the fields that changed since the previous frame
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -106,7 +107,10 @@ def _changes(new: MatchView, old: MatchView | None) -> dict[str, Any]:
     The first frame (``old`` None) has every field.
     """
     if old is None:
-        return dict(zip(_VIEW_FIELDS, msgspec.structs.astuple(new), strict=True))
+        first = dict(zip(_VIEW_FIELDS, msgspec.structs.astuple(new), strict=True))
+        if first.get("clocks") is None:  # untimed: as the view's own bytes leave it out
+            first.pop("clocks", None)
+        return first
     changed: dict[str, Any] = _view_changes(new, old)
     return changed
 
@@ -165,6 +169,11 @@ def expand_frames(stored: Sequence[StoredFrame]) -> list[Frame]:
     return frames
 
 
+def _at(e: Any, s: State) -> datetime | None:
+    """The instant a frame's clocks are shown at: its event's (None: untimed)."""
+    return None if s.clock is None else datetime.fromisoformat(e.recorded_at)
+
+
 def public_view(state: State, hide_hands_in_replay: bool) -> MatchView:
     """The frame anyone may watch once the match is over (RULES §8).
 
@@ -175,9 +184,10 @@ def public_view(state: State, hide_hands_in_replay: bool) -> MatchView:
     replay view with hands hidden.
     """
     over = state.ended or state.annulled
+    now = state.last_at if state.clock is not None else None
     if over:
-        return view(state, "spectator", hide_hands_in_replay=hide_hands_in_replay)
-    return view(state, "spectator" if hide_hands_in_replay else "omniscient")
+        return view(state, "spectator", hide_hands_in_replay=hide_hands_in_replay, now=now)
+    return view(state, "spectator" if hide_hands_in_replay else "omniscient", now=now)
 
 
 def _public_frame(state: State, omniscient: MatchView, hide: bool) -> MatchView:
@@ -191,7 +201,7 @@ def build_frames(record: MatchRecord, states: Sequence[State]) -> list[Frame]:
     hide = record.headers.hide_hands_in_replay
     frames = []
     for e, s in zip(record.events, states, strict=True):
-        omniscient = view(s, "omniscient")
+        omniscient = view(s, "omniscient", now=_at(e, s))
         public = _public_frame(s, omniscient, hide)
         frames.append(
             Frame(
@@ -218,7 +228,7 @@ def frames_of_states(record: MatchRecord, states: Sequence[State]) -> list[Store
     omniscient: MatchView | None = None
     public: MatchView | None = None
     for e, s in zip(record.events, states, strict=True):
-        seen = view(s, "omniscient")
+        seen = view(s, "omniscient", now=_at(e, s))
         if not hide and not (s.ended or s.annulled):  # _public_frame(s, seen, hide) is seen
             out.append(
                 frame(version=e.version, type=tag(e.event), omniscient=changes(seen, omniscient))

@@ -186,7 +186,9 @@ def record_of_events(
     states: list[State] = []
     table = thaw(initial_state())
     for e in events:
-        apply(table, e.event)
+        # With its instant, so a timed match's states carry its clocks (replays
+        # show them at every frame, measured at that frame's event).
+        apply(table, e.event, datetime.fromisoformat(e.recorded_at))
         states.append(freeze(table))
     state = states[-1]
     created = events[0].event

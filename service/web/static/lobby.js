@@ -6,6 +6,7 @@ import { KINDS, token } from "./cards.js";
 import { ratingChart, ratingText } from "./chart.js";
 import { learn, learnIds, learnLadder, nameOf, playerLink } from "./names.js";
 import { tabbed } from "./tabs.js";
+import { timeControlText } from "./clocks.js";
 
 const enc = encodeURIComponent;
 const fail = (e) => toast(e instanceof ApiError ? e.detail : String(e), "error");
@@ -57,15 +58,17 @@ async function leaderboard(ladder) {
     return h("tr", { "data-player": pid },
       h("td", {}, p.rank), h("td", {}, playerLink(pid, p.name || nameOf(pid))),
       h("td", { class: "num", title: p.provisional ? "provisional: few games yet" : null }, ratingText(p)),
-      h("td", { class: "num" }, `${p.wins}–${p.draws}–${p.losses}`), cell);
+      h("td", { class: "num" }, `${p.wins}–${p.draws}–${p.losses}`),
+      h("td", { class: "num timeouts", title: "matches lost on time" }, String(p.timeouts ?? 0)), cell);
   });
   return h("section", { class: "panel ladder", "data-ladder": ladder.id, "aria-label": `Leaderboard of ${ladder.name}` },
     h("div", { class: "row" }, h("h3", {}, ladder.name), h("span", { class: "badge" }, ladder.ruleset),
+      h("span", { class: "badge time-control" }, timeControlText(ladder.clock)),
       board && board[0] && board[0].rd != null ? h("span", { class: "badge" }, "Glicko-2") : null,
       h("a", { class: "btn small", href: `/ladders/${enc(ladder.id)}/seasons`, "data-action": "seasons" }, "Seasons")),
     board === null ? h("p", { class: "muted" }, "The leaderboard is not available yet.")
       : rows.length ? h("table", { class: "list" },
-        h("thead", {}, h("tr", {}, ["#", "Player", "Rating", "W–D–L", "Trend"].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, ["#", "Player", "Rating", "W–D–L", "Time-outs", "Trend"].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, rows))
         : h("p", { class: "muted" }, "No rated players yet: ratings appear after the first finished match."));
 }
@@ -86,6 +89,7 @@ function playRow(ladder, members, redraw) {
   } }, "Find a match") : null;
   return h("li", { class: "ladder-play", "data-ladder": ladder.id },
     h("span", {}, h("b", {}, ladder.name), " ", h("span", { class: "badge" }, ladder.ruleset),
+      " ", h("span", { class: "badge time-control" }, timeControlText(ladder.clock)),
       h("small", { class: "muted" }, ` ${members.length} member${members.length === 1 ? "" : "s"}`)),
     h("span", { class: "row" }, join, queue, !me ? h("small", { class: "muted" }, "sign in to play") : null));
 }

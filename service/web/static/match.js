@@ -10,6 +10,7 @@ import { follow } from "./live.js";
 import { oddsBar } from "./odds.js";
 import { keepReceipt, receiptsLink } from "./receipts.js";
 import { learnMatch, nameOf, playerLink } from "./names.js";
+import { clockBar, tickClocks, timeControlText } from "./clocks.js";
 import { bottomSeat, canPass, legalPlays, PLACE, renderTable, seatName, status } from "./table.js";
 
 /** The card a face-down play turned out to be, once the viewer's own reveal shows it. */
@@ -61,6 +62,7 @@ export async function matchPage(root, matchId, mode) {
   const token = mode === "play" ? auth.token : "";
   const ui = { interactive: mode === "play", selected: null, keep: new Set(), presence: null, odds: null, reveals: {}, fresh: null };
   let view = null;
+  let viewAt = Date.now();   // when the view (and so its clocks) arrived
   let busy = false;
   let reveal = null;
   const entries = [];        // the log as this viewer's own entries show it
@@ -95,6 +97,7 @@ export async function matchPage(root, matchId, mode) {
     if (view && v.version < view.version) return;
     const hand = view ? view.hand : v.hand;
     view = v;
+    viewAt = Date.now();
     if (v.hand !== hand) ui.selected = null;
     if (!v.must_keep) ui.keep.clear();
     if (ui.selected && !legalPlays(v)[ui.selected]) ui.selected = null;
@@ -199,12 +202,14 @@ export async function matchPage(root, matchId, mode) {
         mode === "watch" ? h("span", { class: "badge", id: "spectators", "data-count": ui.presence ? ui.presence.spectators : "" },
           ui.presence ? `${ui.presence.spectators} watching` : "") : null,
         h("span", { class: "badge" }, view.ruleset.name),
+        view.clocks ? h("span", { class: "badge", id: "time-control" }, timeControlText(view.clocks.control)) : null,
         expected ? h("span", { class: "badge", id: "expected", title: "expected score before the match, from the ladder's ratings" },
           `expected ${Math.round(100 * expected.expected_a)}–${Math.round(100 * expected.expected_b)}`) : null,
         ended ? h("a", { class: "btn", href: `/replay/${matchId}` }, "Watch the replay") : null,
         mode === "play" ? receiptsLink(matchId) : null),
       notSeat,
       mode === "watch" && !ended ? oddsBar(ui.odds, view.seats.map((s) => nameOf(s.player))) : null,
+      clockBar(view.clocks, view.seats.map((s) => nameOf(s.player)), viewAt),
       h("p", { class: "status", id: "status" }, status(view)),
       h("p", { id: "message", class: "message", role: "status" }, message),
       h("div", { class: "match-grid" },
@@ -252,6 +257,23 @@ export async function matchPage(root, matchId, mode) {
     if (e.event.type === "round_revealed") noteReveal(e.event, true);
   }
   setView(view);
+  // Both clocks tick between views; when the running one reaches zero, ask
+  // again (the service records the time-out; the next view shows the result).
+  let askedAtZero = false;
+  setInterval(() => {
+    if (!view || !view.clocks || view.phase === "ended") return;
+    tickClocks(root, view.clocks, viewAt);
+    const out = view.clocks.seats.find((c) => c.running && c.remaining_ms - (Date.now() - viewAt) <= 0);
+    if (out && !askedAtZero) {
+      askedAtZero = true;
+      // A player whose opponent's clock ran out claims the win at once (the
+      // service checks the clock); anyone else waits for the service's sweep.
+      const claim = mode === "play" && typeof view.viewer === "number" && out.seat !== view.viewer
+        ? api(`/api/matches/${encodeURIComponent(matchId)}/time-out`, { method: "POST", body: {} }).then(setView)
+        : Promise.resolve();
+      claim.catch(() => {}).finally(() => setTimeout(() => { askedAtZero = false; refresh(); }, 1000));
+    }
+  }, 200);
 
   follow(matchId, {
     since: view.version,

@@ -44,7 +44,10 @@ export function resultWords(view) {
   if (r.annulled) return "annulled: no result";
   if (r.reason === "aborted") return "aborted, unrated";
   if (r.winner === null) return "a draw";
-  return view.viewer === r.winner ? "you won" : `${seatName(view, r.winner)} won`;
+  const won = view.viewer === r.winner ? "you won" : `${seatName(view, r.winner)} won`;
+  if (r.reason !== "timeout") return won;
+  const loser = 1 - r.winner;
+  return `${won}: ${view.viewer === loser ? "you" : seatName(view, loser)} ran out of time`;
 }
 
 export function status(view) {
