@@ -138,7 +138,8 @@ def _api(server_url: str) -> dict[str, object]:
     bench_api.SECONDS = API_SECONDS
     if "MATCHA_BENCH_THINK_MS" not in os.environ:
         bench_api.THINK_MS = 0.0  # closed loop: the server's ceiling, where a cost shows
-    signed, unsigned = [], []
+    signed: list[float] = []
+    unsigned: list[float] = []
     cpu: dict[bool, list[float]] = {True: [], False: []}
     with tempfile.TemporaryDirectory(prefix="matcha-bench-keys-") as key_dir:
         for n in range(API_ROUNDS):

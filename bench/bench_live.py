@@ -187,14 +187,16 @@ class _RawSpectator(asyncio.Protocol):
             end = buf.find(b"\r\n\r\n")
             if end < 0:
                 return
-            head = bytes(buf[:end]).decode("latin-1").split("\r\n")
+            lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
             accept = base64.b64encode(hashlib.sha1(
                 (self.key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
-            pairs = (h.partition(":") for h in head[1:])
+            pairs = (h.partition(":") for h in lines[1:])
             fields = {k.strip().lower(): v.strip() for k, _, v in pairs}
-            ok = head[0].startswith("HTTP/1.1 101") and fields.get("sec-websocket-accept") == accept
+            ok = (
+                lines[0].startswith("HTTP/1.1 101") and fields.get("sec-websocket-accept") == accept
+            )
             if not ok:
-                self._fail(ConnectionError(f"handshake refused: {head[0]}"))
+                self._fail(ConnectionError(f"handshake refused: {lines[0]}"))
                 return
             self.handshaken = True
             del buf[: end + 4]

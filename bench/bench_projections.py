@@ -29,7 +29,7 @@ from typing import Any
 
 import psycopg
 
-from bench.bench_workers import REDIS_URL, _python_loop_ns, throwaway_database
+from bench.bench_workers import REDIS_URL, _python_loop_ns, one_row, throwaway_database
 from bench.results_file import merge_results
 
 LAG_MATCHES = int(os.environ.get("MATCHA_BENCH_LAG_MATCHES", "200"))
@@ -133,7 +133,7 @@ async def _end_all(url: str, prefix: str, last: dict[str, tuple[str, Any, Any]])
     pool = await open_pool(url, min_size=4, max_size=20)
     redis = Redis.from_url(REDIS_URL)
     store = EventStore(pool)
-    versions = {}
+    versions: dict[str, int] = {}
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT match_id, max(version) FROM events GROUP BY 1")
         versions = dict(await cur.fetchall())
@@ -173,7 +173,7 @@ def _watch(
                     "SELECT match_id FROM replay_archives WHERE built_at_position > 0"
                 ).fetchall()
             }
-            rated = dict(
+            rated: dict[str, int] = dict(
                 conn.execute("SELECT ladder_id, position FROM ladder_projections").fetchall()
             )
             now = time.perf_counter()
@@ -208,12 +208,12 @@ def bench_lag(url: str) -> dict[str, Any]:
     try:
         # The worker is up and has read the log so far (nothing ended yet: nothing to do).
         with psycopg.connect(url, autocommit=True) as conn:
-            head = conn.execute("SELECT max(position) FROM events").fetchone()[0]
+            head = one_row(conn, "SELECT max(position) FROM events")[0]
             deadline = time.monotonic() + 60
             while (
-                conn.execute(
-                    "SELECT min(position) FROM projection_positions WHERE name <> 'summaries'"
-                ).fetchone()[0]
+                one_row(
+                    conn, "SELECT min(position) FROM projection_positions WHERE name <> 'summaries'"
+                )[0]
                 < head
             ):
                 assert worker.poll() is None and time.monotonic() < deadline, "no worker"

@@ -54,11 +54,12 @@ RAW_INSERT = (
 
 
 def _command_events() -> list[Event]:
-    return [
+    events: list[Event] = [
         CardPlayed(seat=0, hand=1, round=1, card="M3", target="number"),
         Passed(seat=1, hand=1, round=1),
         CardPlayed(seat=0, hand=1, round=2, card="C1", target="suit"),
-    ][:EVENTS_PER_APPEND]
+    ]
+    return events[:EVENTS_PER_APPEND]
 
 
 async def _timed(worker: Callable[[int, Callable[[], bool]], Awaitable[int]]) -> float:

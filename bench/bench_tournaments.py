@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.results_file import merge_results
+from schemas.cards import Seat
 from schemas.tournaments import (
     Arena,
     CreateTournament,
@@ -69,7 +70,7 @@ def _entered(fmt: Any, players: int, rng: random.Random, **extra: Any) -> Tourna
     return step(state, StartTournament(at=AT))[0]
 
 
-def _decide(state: TournamentState, rng: random.Random, players: tuple[str, str]) -> int | None:
+def _decide(state: TournamentState, rng: random.Random, players: tuple[str, str]) -> Seat | None:
     a, b = (state.entrants[p].rating for p in players)
     expected = 1 / (1 + 10 ** ((b - a) / 400))
     x = rng.random()
@@ -92,7 +93,7 @@ def swiss_rounds(players: int, rounds: int = 7, seed: int = 1) -> list[float]:
                 RecordResult(
                     at=AT,
                     match_id=game.match_id,
-                    winner=_decide(state, rng, game.players),  # type: ignore[arg-type]
+                    winner=_decide(state, rng, game.players),
                     reason="qualified",
                 ),
             )
@@ -115,7 +116,7 @@ def arena_latencies(players: int, results: int, seed: int = 2) -> list[float]:
             match_id=game.match_id,
             winner=_decide(state, rng, game.players),
             reason="qualified",
-        )  # type: ignore[arg-type]
+        )
         started = time.process_time()
         state, _ = step(state, command)
         out.append(1000 * (time.process_time() - started))

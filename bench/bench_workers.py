@@ -76,6 +76,13 @@ TARGETS = {
 # -- the throwaway database ------------------------------------------------------------------
 
 
+def one_row(conn: psycopg.Connection[tuple[Any, ...]], sql: str) -> tuple[Any, ...]:
+    """The one row an aggregate query returns (``fetchone`` types it as maybe none)."""
+    row = conn.execute(sql).fetchone()
+    assert row is not None, sql
+    return row
+
+
 def _seed_ladder(
     conn: psycopg.Connection, ladder_id: str, *, hide: bool = False, rating: str = "{}"
 ) -> None:
@@ -371,8 +378,7 @@ def bench_archives(url: str) -> dict[str, Any]:
     os.environ["DATABASE_URL"] = url
     with psycopg.connect(url, autocommit=True) as conn:
         match_ids = _self_played(conn, ARCHIVES)
-        events = conn.execute("SELECT count(*) FROM events WHERE match_id LIKE 'arch-%'"
-                              ).fetchone()[0]
+        events = one_row(conn, "SELECT count(*) FROM events WHERE match_id LIKE 'arch-%'")[0]
         conn.execute("ANALYZE")
 
     def clear() -> None:
@@ -419,10 +425,11 @@ def bench_archives(url: str) -> dict[str, Any]:
     rq_single_s = via_rq(lambda m, p: enqueue_archive(m, redis=redis, prefix=p))
     db.close_connections()
     with psycopg.connect(url, autocommit=True) as conn:
-        built, avg_bytes, avg_raw = conn.execute(
+        built, avg_bytes, avg_raw = one_row(
+            conn,
             "SELECT count(*), avg(octet_length(archive)), avg(raw_size) FROM replay_archives"
-            " WHERE match_id LIKE 'arch-%'"
-        ).fetchone()
+            " WHERE match_id LIKE 'arch-%'",
+        )
     assert built == n
     return {
         "archive_builds_per_s": n / batch_s,

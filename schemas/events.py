@@ -130,6 +130,9 @@ class MatchEnded(_Event, frozen=True, tag="match_ended"):
     reason: EndReason
     seed: str
     """The secret seed, revealed (hex)."""
+    no_show: Seat | UnsetType = UNSET
+    """An abort: the seat that made no first move in time (a tournament scores it
+    as that seat's forfeit). Unset on every other end, and absent from its bytes."""
 
 
 class DisputeFiled(_Event, frozen=True, tag="dispute_filed"):

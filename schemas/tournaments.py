@@ -24,7 +24,7 @@ TiebreakName: TypeAlias = Literal[
 ]
 """The tie-breaks an organiser may order (FIDE C.07 definitions, docs/tournaments.md)."""
 
-Result: TypeAlias = Literal["1-0", "0-1", "1/2-1/2", "+-", "-+", "--"]
+GameResult: TypeAlias = Literal["1-0", "0-1", "1/2-1/2", "+-", "-+", "--"]
 
 ByeKind: TypeAlias = Literal["bye", "unpaired", "rest"]
 """``bye``: a Swiss round's pairing-allocated bye, worth the organiser's bye
@@ -238,7 +238,7 @@ class ArenaPaired(_Event, frozen=True, tag="arena_paired"):
 class ResultRecorded(_Event, frozen=True, tag="result_recorded"):
     game: int
     match_id: str | None
-    result: Result
+    result: GameResult
     reason: str
     counted: bool = True
     """False for an arena game that ended after the arena did (lichess's rule)."""

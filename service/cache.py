@@ -52,6 +52,10 @@ class Bounded(Generic[K, V]):
     def pop(self, key: K) -> V | None:
         return self._entries.pop(key, None)
 
+    def clear(self) -> None:
+        """Forget every entry (a bench measures the cold cache this way)."""
+        self._entries.clear()
+
     def drop(self, keep: Callable[[K, V], bool]) -> None:
         """Forget every entry ``keep`` says no to."""
         for key in [k for k, v in self._entries.items() if not keep(k, v)]:

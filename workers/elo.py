@@ -2,6 +2,6 @@
 name stays for the code that imports it."""
 
 from workers.ratings.elo import *  # noqa: F403
-from workers.ratings.elo import DEFAULT_SETTINGS, EloSettings, Ladder, recompute
+from workers.ratings.elo import DEFAULT_SETTINGS, EloRatings, EloSettings, recompute
 
-__all__ = ["DEFAULT_SETTINGS", "EloSettings", "Ladder", "recompute"]
+__all__ = ["DEFAULT_SETTINGS", "EloRatings", "EloSettings", "recompute"]

@@ -46,7 +46,7 @@ class LadderStanding(msgspec.Struct, frozen=True, kw_only=True):
     peak: float | None
 
 
-class Record(msgspec.Struct, frozen=True, kw_only=True):
+class PlayerRecord(msgspec.Struct, frozen=True, kw_only=True):
     matches: int
     """Finished matches (annulled ones are not counted)."""
     wins: int
@@ -61,7 +61,7 @@ class PlayerProfile(msgspec.Struct, frozen=True, kw_only=True):
     roles: tuple[str, ...]
     joined_at: datetime
     ladders: list[LadderStanding]
-    record: Record
+    record: PlayerRecord
 
 
 class HeadToHead(msgspec.Struct, frozen=True, kw_only=True):
@@ -154,7 +154,7 @@ async def player_profile(player_id: str, pool: AsyncConnectionPool) -> PlayerPro
         roles=tuple(found[2]),
         joined_at=found[3],
         ladders=ladders,
-        record=Record(
+        record=PlayerRecord(
             matches=counts[0], wins=counts[1], draws=counts[2], losses=counts[3], live=counts[4]
         ),
     )

@@ -58,7 +58,7 @@ class SeasonView(msgspec.Struct, frozen=True, kw_only=True):
     ladder_id: str
     season_id: str
     name: str
-    phase: engine.Phase
+    phase: engine.SeasonPhase
     """scheduled, running, ended (standings not frozen yet) or frozen."""
     starts_at: datetime
     ends_at: datetime

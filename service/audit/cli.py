@@ -46,7 +46,7 @@ class MatchLine(msgspec.Struct, frozen=True, kw_only=True):
     verdict: str
 
 
-class Summary(msgspec.Struct, frozen=True, kw_only=True):
+class AuditSummary(msgspec.Struct, frozen=True, kw_only=True):
     scope: str
     audited: int
     consistent: int
@@ -75,9 +75,7 @@ def _keyring(path: str) -> Any:
     return Keyring.from_json(Path(path).read_bytes())
 
 
-async def _audit(
-    conn: AsyncConnection, match_id: str, gap_s: float, ev: _Evidence
-) -> AuditReport:
+async def _audit(conn: AsyncConnection, match_id: str, gap_s: float, ev: _Evidence) -> AuditReport:
     from pathlib import Path
 
     from service.evidence.checkpoints import checkpoint_log_for
@@ -136,7 +134,7 @@ async def _many(url: str, scope: Scope, as_json: bool, gap_s: float, ev: _Eviden
             )
             bad = sum(not line.consistent for line in lines)
             bar.set_postfix(inconsistent=bad)
-    summary = Summary(
+    summary = AuditSummary(
         scope=name,
         audited=len(lines),
         consistent=sum(line.consistent for line in lines),
@@ -165,18 +163,32 @@ async def _many(url: str, scope: Scope, as_json: bool, gap_s: float, ev: _Eviden
 @click.option("--all", "every", is_flag=True, help="Audit every match in the store.")
 @click.option("--json", "as_json", is_flag=True, help="Print the machine-readable report.")
 @click.option(
-    "--gap-seconds", type=float, default=DEFAULT_GAP_S, show_default=True,
+    "--gap-seconds",
+    type=float,
+    default=DEFAULT_GAP_S,
+    show_default=True,
     help="A silence longer than this between two events is reported as a long gap.",
 )
 @click.option("--no-log", is_flag=True, help="Leave the event log out of the text report.")
 @click.option("--player", "player", help="Audit every match of this player (id or name).")
 @database_options
-@click.option("--keys", type=click.Path(exists=True, dir_okay=False),
-              help="The service's public keys (GET /api/keys) [MATCHA_PUBLIC_KEYS_FILE].")
-@click.option("--checkpoints", type=click.Path(file_okay=False),
-              help="The folder of checkpoint logs [MATCHA_CHECKPOINT_DIR].")
-@click.option("--receipt", "receipts", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="A file of receipts a player holds (repeatable): checked against the log.")
+@click.option(
+    "--keys",
+    type=click.Path(exists=True, dir_okay=False),
+    help="The service's public keys (GET /api/keys) [MATCHA_PUBLIC_KEYS_FILE].",
+)
+@click.option(
+    "--checkpoints",
+    type=click.Path(file_okay=False),
+    help="The folder of checkpoint logs [MATCHA_CHECKPOINT_DIR].",
+)
+@click.option(
+    "--receipt",
+    "receipts",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A file of receipts a player holds (repeatable): checked against the log.",
+)
 def audit(
     match_id: str | None,
     ladder_id: str | None,

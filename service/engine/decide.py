@@ -13,7 +13,7 @@ will produce.
 
 from datetime import datetime, timedelta
 
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from schemas.cards import Card, RoundNo, Seat
 from schemas.commands import (
@@ -149,7 +149,7 @@ def _check_clock(t: Table, command: Command, at: datetime) -> None:
 def _time_out(t: Table, command: TimeOut, events: list[Event]) -> None:
     _check_live(t)
     if t.clock is not None and not t.moved[command.seat]:
-        _end(t, events, None, "aborted")  # a no-show: nobody's result, unrated
+        _end(t, events, None, "aborted", no_show=command.seat)  # nobody's result, unrated
     else:
         _end(t, events, other(command.seat), "timeout")
 
@@ -434,9 +434,16 @@ def _deal_next(t: Table, events: list[Event]) -> None:
     hand_dealt(t, dealt)
 
 
-def _end(t: Table, events: list[Event], winner: Seat | None, reason: EndReason) -> None:
+def _end(
+    t: Table,
+    events: list[Event],
+    winner: Seat | None,
+    reason: EndReason,
+    *,
+    no_show: Seat | UnsetType = UNSET,
+) -> None:
     if t.seed is None:
         raise RuleError("no_seed", "The match cannot end without revealing its seed.")
-    over = MatchEnded(winner=winner, reason=reason, seed=t.seed)
+    over = MatchEnded(winner=winner, reason=reason, seed=t.seed, no_show=no_show)
     events.append(over)
     match_ended(t, over)

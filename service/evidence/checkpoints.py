@@ -80,7 +80,7 @@ class Leaf(msgspec.Struct, frozen=True, array_like=True):
     """The head's blinded hash (``heads.blinded``), hex."""
 
 
-class Entry(msgspec.Struct, frozen=True, kw_only=True):
+class CheckpointLogEntry(msgspec.Struct, frozen=True, kw_only=True):
     """One line of the checkpoint log."""
 
     checkpoint: Checkpoint
@@ -199,7 +199,7 @@ def proof_problem(proof: InclusionProof, keyring: Keyring) -> str | None:
     return None
 
 
-_entry_decoder = msgspec.json.Decoder(Entry)
+_entry_decoder = msgspec.json.Decoder(CheckpointLogEntry)
 _encoder = msgspec.json.Encoder()
 
 
@@ -359,7 +359,7 @@ async def write_checkpoint(
     keyring: Keyring,
     *,
     force: bool = False,
-) -> Entry | None:
+) -> CheckpointLogEntry | None:
     """Sign and append a checkpoint if any match moved since the latest one
     (``force``: even if none did). Returns the line written, or None.
 
@@ -397,7 +397,9 @@ async def write_checkpoint(
             leaves=leaves,
             position=position,
         )
-        entry = Entry(checkpoint=checkpoint, changed=sorted(changed, key=lambda x: x.match_id))
+        entry = CheckpointLogEntry(
+            checkpoint=checkpoint, changed=sorted(changed, key=lambda x: x.match_id)
+        )
         line = _encoder.encode(entry) + b"\n"
         handle.write(line)
         handle.flush()

@@ -17,7 +17,12 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from service.evidence.checkpoints import CheckpointLog, Entry, checkpoint_log_for, write_checkpoint
+from service.evidence.checkpoints import (
+    CheckpointLog,
+    CheckpointLogEntry,
+    checkpoint_log_for,
+    write_checkpoint,
+)
 from service.evidence.config import (
     EvidenceSettings,
     load_public_keys,
@@ -105,7 +110,7 @@ class Checkpointer:
     def poke(self) -> None:
         self._poked.set()
 
-    async def once(self, *, force: bool = False) -> Entry | None:
+    async def once(self, *, force: bool = False) -> CheckpointLogEntry | None:
         signer = self.evidence.signer
         if signer is None:
             return None

@@ -18,7 +18,7 @@ import msgspec
 from anyio import to_thread
 
 if TYPE_CHECKING:
-    from service.evidence.checkpoints import Entry
+    from service.evidence.checkpoints import CheckpointLogEntry
     from service.evidence.config import EvidenceSettings
 
 log = logging.getLogger("matcha.evidence.sink")
@@ -32,11 +32,11 @@ class ObjectStoreSink:
         self.bucket = bucket
         self.prefix = prefix
 
-    def key(self, entry: Entry) -> str:
+    def key(self, entry: CheckpointLogEntry) -> str:
         c = entry.checkpoint
         return f"{self.prefix}{c.position:016d}-{c.root[:16]}.json"
 
-    def put_now(self, entry: Entry) -> bool:
+    def put_now(self, entry: CheckpointLogEntry) -> bool:
         """Write one checkpoint object; False when it already exists."""
         try:
             self.client.put_object(
@@ -53,7 +53,7 @@ class ObjectStoreSink:
             raise
         return True
 
-    async def put(self, entry: Entry) -> None:
+    async def put(self, entry: CheckpointLogEntry) -> None:
         try:
             await to_thread.run_sync(self.put_now, entry)
         except Exception:  # the file holds it; the next checkpoint covers this one

@@ -28,7 +28,7 @@ from schemas.seasons import (
 )
 from service.errors import Conflict, NotFound, ValidationFailed
 
-Phase = Literal["scheduled", "running", "ended", "frozen"]
+SeasonPhase = Literal["scheduled", "running", "ended", "frozen"]
 
 
 class Season(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,7 +37,7 @@ class Season(msgspec.Struct, frozen=True, kw_only=True):
     starts_at: datetime
     ends_at: datetime
     soft_reset: float
-    phase: Phase = "scheduled"
+    phase: SeasonPhase = "scheduled"
     start_position: int | None = None
     end_position: int | None = None
     started_at: datetime | None = None

@@ -544,8 +544,12 @@ class EventStore:
         stored = [_row_to_stored(row) for row in rows]
         # Remembered only when an append may build on it: a head the service
         # signed (checked here, in memory, instead of by a read at the append).
+        # A head already remembered (appended or checked by this process) is not
+        # checked again: the signature check was ~2 % of the API's CPU under
+        # bench_evidence, paid on every fold-cache miss of the same head.
         if stored and (
-            self.verifier is None
+            self._heads.get(match_id) == (stored[-1].version, stored[-1].hash)
+            or self.verifier is None
             or (self._epoch is not None and stored[-1].position <= self._epoch)
             or (
                 (salt := self._salts.get(match_id)) is not None

@@ -24,7 +24,7 @@ from typing import Final
 import msgspec
 import networkx as nx
 
-from service.tournaments.records import Record
+from service.tournaments.records import RoundRecord
 from service.tournaments.swiss import SwissPlayer, seats_for
 
 DENSE_LIMIT: Final = 64
@@ -34,7 +34,7 @@ WINDOW: Final = 8
 GAP_CAP: Final = 50
 
 
-def points(records: Iterable[Record]) -> tuple[int, bool]:
+def points(records: Iterable[RoundRecord]) -> tuple[int, bool]:
     """A player's arena points over their counted, finished games, and whether
     they are on a streak now."""
     total = 0

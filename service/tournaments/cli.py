@@ -22,7 +22,7 @@ from schemas.tournaments import Arena, Format, RoundRobin, Swiss
 from service.bots import BOTS
 from service.errors import RuleError
 from service.tournaments import berger
-from service.tournaments.simulate import Entry, Run, simulate
+from service.tournaments.simulate import BotEntrant, Run, simulate
 from service.tournaments.standings import standings
 from service.tournaments.tiebreaks import LABELS
 
@@ -107,7 +107,7 @@ def tournament(
         )
     rng = random.Random(seed)
     entries = [
-        Entry(
+        BotEntrant(
             f"{names[i % len(names)]}-{i + 1:02}",
             float(round(rng.gauss(1500, 150))),
             BOTS[names[i % len(names)]],

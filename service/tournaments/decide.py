@@ -26,6 +26,7 @@ from schemas.tournaments import (
     EndTournament,
     ForbidPairing,
     Game,
+    GameResult,
     JoinTournament,
     PairingForbidden,
     PairRound,
@@ -33,7 +34,6 @@ from schemas.tournaments import (
     PlayerReturned,
     PlayerWithdrew,
     RecordResult,
-    Result,
     ResultAnnulled,
     ResultRecorded,
     RoundClosed,
@@ -55,7 +55,7 @@ from service.tournaments.evolve import apply
 from service.tournaments.records import records
 from service.tournaments.standings import scores
 from service.tournaments.state import (
-    Table,
+    TournamentSheet,
     TournamentState,
     active,
     freeze,
@@ -127,24 +127,24 @@ def step(
 # -- checks --------------------------------------------------------------------------
 
 
-def _exists(t: Table) -> None:
+def _exists(t: TournamentSheet) -> None:
     if t.phase == "new":
         raise RuleError("no_tournament", "There is no such tournament.")
 
 
-def _not_finished(t: Table) -> None:
+def _not_finished(t: TournamentSheet) -> None:
     _exists(t)
     if t.phase == "finished":
         raise RuleError("tournament_finished", "The tournament is over.")
 
 
-def _running(t: Table) -> None:
+def _running(t: TournamentSheet) -> None:
     _not_finished(t)
     if t.phase != "running":
         raise RuleError("tournament_not_started", "The tournament has not started yet.")
 
 
-def _entrant(t: Table, player_id: str) -> None:
+def _entrant(t: TournamentSheet, player_id: str) -> None:
     if player_id not in t.entrants:
         raise RuleError("not_in_tournament", f"Player {player_id} has not joined this tournament.")
 
@@ -191,7 +191,7 @@ def _check_format(command: CreateTournament) -> None:
 # -- commands ------------------------------------------------------------------------
 
 
-def _create(t: Table, c: CreateTournament, emit: Emit) -> None:
+def _create(t: TournamentSheet, c: CreateTournament, emit: Emit) -> None:
     if t.phase != "new":
         raise RuleError("tournament_exists", "A tournament with this id exists.")
     name = c.name.strip()
@@ -220,7 +220,7 @@ def _create(t: Table, c: CreateTournament, emit: Emit) -> None:
     )
 
 
-def _join(t: Table, c: JoinTournament, emit: Emit) -> None:
+def _join(t: TournamentSheet, c: JoinTournament, emit: Emit) -> None:
     _not_finished(t)
     if t.phase == "running" and isinstance(t.format, RoundRobin):
         raise RuleError(
@@ -241,7 +241,7 @@ def _join(t: Table, c: JoinTournament, emit: Emit) -> None:
         _pair_waiting(t, c.at, emit)
 
 
-def _withdraw(t: Table, c: WithdrawPlayer, emit: Emit) -> None:
+def _withdraw(t: TournamentSheet, c: WithdrawPlayer, emit: Emit) -> None:
     _not_finished(t)
     _entrant(t, c.player_id)
     if t.entrants[c.player_id].withdrawn:
@@ -249,7 +249,7 @@ def _withdraw(t: Table, c: WithdrawPlayer, emit: Emit) -> None:
     emit(PlayerWithdrew(at=c.at, player_id=c.player_id, by=c.by))
 
 
-def _forbid(t: Table, c: ForbidPairing, emit: Emit) -> None:
+def _forbid(t: TournamentSheet, c: ForbidPairing, emit: Emit) -> None:
     _not_finished(t)
     a, b = sorted(c.players)
     if a == b:
@@ -264,7 +264,7 @@ def _forbid(t: Table, c: ForbidPairing, emit: Emit) -> None:
         emit(PairingForbidden(at=c.at, players=(a, b)))
 
 
-def _start(t: Table, c: StartTournament, emit: Emit) -> None:
+def _start(t: TournamentSheet, c: StartTournament, emit: Emit) -> None:
     _not_finished(t)
     if t.phase == "running":
         raise RuleError("tournament_started", "The tournament has already started.")
@@ -283,7 +283,7 @@ def _start(t: Table, c: StartTournament, emit: Emit) -> None:
         _close_round_if_done(t, c.at, emit)
 
 
-def _pair_round(t: Table, c: PairRound, emit: Emit) -> None:
+def _pair_round(t: TournamentSheet, c: PairRound, emit: Emit) -> None:
     _running(t)
     if isinstance(t.format, Arena):
         raise RuleError("arena_pairs_itself", "An arena pairs players as they finish.")
@@ -305,7 +305,7 @@ def _pair_round(t: Table, c: PairRound, emit: Emit) -> None:
     _close_round_if_done(t, c.at, emit)
 
 
-def _record(t: Table, c: RecordResult, emit: Emit) -> None:
+def _record(t: TournamentSheet, c: RecordResult, emit: Emit) -> None:
     _exists(t)
     number = t.match_games.get(c.match_id)
     if number is None:
@@ -334,7 +334,7 @@ def _record(t: Table, c: RecordResult, emit: Emit) -> None:
     _after_game(t, c.at, emit)
 
 
-def _annul(t: Table, c: AnnulResult, emit: Emit) -> None:
+def _annul(t: TournamentSheet, c: AnnulResult, emit: Emit) -> None:
     _exists(t)
     number = t.match_games.get(c.match_id)
     if number is None:
@@ -347,7 +347,7 @@ def _annul(t: Table, c: AnnulResult, emit: Emit) -> None:
         _after_game(t, c.at, emit)
 
 
-def _end_arena(t: Table, c: EndTournament, emit: Emit) -> None:
+def _end_arena(t: TournamentSheet, c: EndTournament, emit: Emit) -> None:
     _running(t)
     if not isinstance(t.format, Arena):
         raise RuleError("rounds_end_it", "A tournament of rounds ends with its last round.")
@@ -359,7 +359,7 @@ def _end_arena(t: Table, c: EndTournament, emit: Emit) -> None:
 # -- consequences ----------------------------------------------------------------------
 
 
-def _result_of(c: RecordResult) -> tuple[Result, tuple[Seat, ...]]:
+def _result_of(c: RecordResult) -> tuple[GameResult, tuple[Seat, ...]]:
     """The tournament result of a match's end, and the seats that did not show.
 
     CONTRACTS 1: an aborted match is a forfeit loss for the seat that did
@@ -378,7 +378,7 @@ def _result_of(c: RecordResult) -> tuple[Result, tuple[Seat, ...]]:
     return "1/2-1/2", ()
 
 
-def _after_game(t: Table, at: datetime, emit: Emit) -> None:
+def _after_game(t: TournamentSheet, at: datetime, emit: Emit) -> None:
     """A game is over: close the round (and go on), or pair the arena's waiting players."""
     if t.phase == "finished":
         return
@@ -388,7 +388,7 @@ def _after_game(t: Table, at: datetime, emit: Emit) -> None:
     _close_round_if_done(t, at, emit)
 
 
-def _close_round_if_done(t: Table, at: datetime, emit: Emit) -> None:
+def _close_round_if_done(t: TournamentSheet, at: datetime, emit: Emit) -> None:
     while t.round_open and not any(not g.done for g in round_games(t, t.round)):
         emit(RoundClosed(at=at, round=t.round))
         if t.round >= _total_rounds(t) or (isinstance(t.format, Swiss) and len(active(t)) < 2):
@@ -398,7 +398,7 @@ def _close_round_if_done(t: Table, at: datetime, emit: Emit) -> None:
             _pair_next(t, at, emit)
 
 
-def _total_rounds(t: Table) -> int:
+def _total_rounds(t: TournamentSheet) -> int:
     match t.format:
         case Swiss(rounds=rounds):
             return rounds
@@ -407,11 +407,13 @@ def _total_rounds(t: Table) -> int:
     return 0
 
 
-def _arena_over(t: Table, at: datetime) -> bool:
+def _arena_over(t: TournamentSheet, at: datetime) -> bool:
     return t.ends_at is not None and at >= t.ends_at
 
 
-def _new_game(t: Table, number: int, round_no: int, board: int, players: tuple[str, str]) -> Game:
+def _new_game(
+    t: TournamentSheet, number: int, round_no: int, board: int, players: tuple[str, str]
+) -> Game:
     return Game(
         game=number,
         round=round_no,
@@ -422,7 +424,7 @@ def _new_game(t: Table, number: int, round_no: int, board: int, players: tuple[s
 
 
 def _pair_next(
-    t: Table,
+    t: TournamentSheet,
     at: datetime,
     emit: Emit,
     forced: tuple[Sequence[tuple[str, str]], Sequence[str]] = ((), ()),
@@ -435,7 +437,7 @@ def _pair_next(
         _pair_swiss(t, round_no, at, emit, forced)
 
 
-def _pair_round_robin(t: Table, round_no: int, at: datetime, emit: Emit) -> None:
+def _pair_round_robin(t: TournamentSheet, round_no: int, at: datetime, emit: Emit) -> None:
     assert isinstance(t.format, RoundRobin)
     seeds = t.seeds
     dummy = berger.table_size(len(seeds)) if len(seeds) % 2 else None
@@ -462,7 +464,7 @@ def _pair_round_robin(t: Table, round_no: int, at: datetime, emit: Emit) -> None
     for game in games:
         if game.match_id is None:
             gone = tuple(t.entrants[p].withdrawn for p in game.players)
-            result: Result = "--" if all(gone) else "-+" if gone[0] else "+-"
+            result: GameResult = "--" if all(gone) else "-+" if gone[0] else "+-"
             emit(
                 ResultRecorded(
                     at=at, game=game.game, match_id=None, result=result, reason="withdrawn"
@@ -470,7 +472,7 @@ def _pair_round_robin(t: Table, round_no: int, at: datetime, emit: Emit) -> None
             )
 
 
-def swiss_players(t: Table | TournamentState, round_no: int) -> list[swiss.SwissPlayer]:
+def swiss_players(t: TournamentSheet | TournamentState, round_no: int) -> list[swiss.SwissPlayer]:
     """The players a Swiss round pairs, with what the pairing rules read of each."""
     recs = records(t)
     players = []
@@ -490,13 +492,13 @@ def swiss_players(t: Table | TournamentState, round_no: int) -> list[swiss.Swiss
     return players
 
 
-def seeding_order(t: Table | TournamentState) -> list[str]:
+def seeding_order(t: TournamentSheet | TournamentState) -> list[str]:
     """Every entrant by rating, then joining order: the ranking inside a score group."""
     return [e.player_id for e in sorted(t.entrants.values(), key=lambda e: (-e.rating, e.number))]
 
 
 def _pair_swiss(
-    t: Table,
+    t: TournamentSheet,
     round_no: int,
     at: datetime,
     emit: Emit,
@@ -542,7 +544,7 @@ def _pair_swiss(
     )
 
 
-def _pair_waiting(t: Table, at: datetime, emit: Emit) -> None:
+def _pair_waiting(t: TournamentSheet, at: datetime, emit: Emit) -> None:
     """Pair the arena's waiting players, while its time lasts."""
     assert isinstance(t.format, Arena)
     if _arena_over(t, at) or len(t.waiting) < 2:

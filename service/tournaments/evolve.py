@@ -27,7 +27,7 @@ from schemas.tournaments import (
 from service.tournaments.state import (
     Entrant,
     GameRecord,
-    Table,
+    TournamentSheet,
     TournamentState,
     freeze,
     initial_state,
@@ -50,7 +50,7 @@ def fold(events: Iterable[TournamentEvent]) -> TournamentState:
     return freeze(t)
 
 
-def apply(t: Table, event: TournamentEvent) -> None:
+def apply(t: TournamentSheet, event: TournamentEvent) -> None:
     """Apply ``event`` to the mutable table ``t`` (the fold's and decide's step)."""
     t.version += 1
     match event:
@@ -128,7 +128,7 @@ def apply(t: Table, event: TournamentEvent) -> None:
             t.waiting = ()
 
 
-def _add_games(t: Table, games: Iterable[Game]) -> None:
+def _add_games(t: TournamentSheet, games: Iterable[Game]) -> None:
     for game in games:
         t.games[game.game] = GameRecord(
             game=game.game,
@@ -141,13 +141,13 @@ def _add_games(t: Table, games: Iterable[Game]) -> None:
             t.match_games[game.match_id] = game.game
 
 
-def _now_free(t: Table, player_id: str) -> None:
+def _now_free(t: TournamentSheet, player_id: str) -> None:
     """In a running arena a player who is not playing waits for a pairing."""
     if isinstance(t.format, Arena) and t.phase == "running" and player_id not in t.waiting:
         t.waiting = (*t.waiting, player_id)
 
 
-def _game_over(t: Table, record: GameRecord) -> None:
+def _game_over(t: TournamentSheet, record: GameRecord) -> None:
     # An arena's players go back to waiting when their game is over (the
     # engine withdraws a no-show with its own event, which removes it again).
     for player_id in record.players:

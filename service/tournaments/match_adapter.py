@@ -93,8 +93,8 @@ def command_for(stored: StoredEvent, at: datetime) -> RecordResult | AnnulResult
     """The tournament command a match's end or annulment becomes."""
     event = stored.event
     if isinstance(event, MatchEnded):
-        # CONTRACTS 1: the clocks work adds ``forfeit`` (the seat that did not show).
-        forfeit: Seat | None = getattr(event, "forfeit", None)
+        # An abort names the seat that did not show: its forfeit in the tournament.
+        forfeit: Seat | None = None if event.no_show is msgspec.UNSET else event.no_show
         return RecordResult(
             at=at,
             match_id=stored.match_id,

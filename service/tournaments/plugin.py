@@ -29,7 +29,7 @@ from service.store import StoredEvent
 from service.tournaments import match_adapter
 from service.tournaments.config import TournamentSettings
 from service.tournaments.hints import Hints
-from service.tournaments.runner import Runner
+from service.tournaments.runner import TournamentRunner
 from service.tournaments.service import Outcome, TournamentService
 
 log = logging.getLogger("matcha.tournaments")
@@ -91,7 +91,7 @@ async def start_tournaments(app: Litestar) -> list[asyncio.Task[Any]]:
     state.tournament_settings = settings
     tasks = [asyncio.create_task(hints.listen(), name="tournament-hints")]
     if settings.runner:
-        runner = Runner(
+        runner = TournamentRunner(
             state.pool, state.store, service, start, wake=hints.results, poll_s=settings.poll_s
         )
         state.tournament_runner = runner

@@ -25,7 +25,7 @@ from service.tournaments.standings import PlayerLine, lines
 from service.tournaments.state import GameRecord, TournamentState
 
 
-class Summary(msgspec.Struct, frozen=True, kw_only=True):
+class TournamentRow(msgspec.Struct, frozen=True, kw_only=True):
     """The ``tournaments`` row."""
 
     id: str
@@ -50,7 +50,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
 class Rows(msgspec.Struct, frozen=True, kw_only=True):
     """Every projection row of one tournament at one version."""
 
-    summary: Summary
+    summary: TournamentRow
     lines: tuple[PlayerLine, ...]
     games: Mapping[int, GameRecord]
     byes: Mapping[tuple[int, str], Bye]
@@ -66,11 +66,11 @@ def total_rounds(state: TournamentState) -> int | None:
     return None
 
 
-def summary_of(state: TournamentState, players: int) -> Summary:
+def summary_of(state: TournamentState, players: int) -> TournamentRow:
     assert state.format is not None and state.created_at is not None
     tag = type(state.format).__struct_config__.tag
     assert isinstance(tag, str)
-    return Summary(
+    return TournamentRow(
         id=state.tournament_id,
         name=state.name,
         organiser=state.organiser,

@@ -18,8 +18,8 @@ from typing import Final, Literal, TypeAlias
 import msgspec
 
 from schemas.cards import SEATS, Seat
-from schemas.tournaments import Arena, Result
-from service.tournaments.state import Board, GameRecord
+from schemas.tournaments import Arena, GameResult
+from service.tournaments.state import AnyTournament, GameRecord
 
 Kind: TypeAlias = Literal[
     "win", "draw", "loss", "forfeit_win", "forfeit_loss", "double_forfeit", "bye", "unpaired",
@@ -29,7 +29,7 @@ Kind: TypeAlias = Literal[
 PLAYED: Final = frozenset({"win", "draw", "loss"})
 VOLUNTARILY_UNPLAYED: Final = frozenset({"forfeit_loss", "double_forfeit", "absent"})
 
-_KINDS: Final[dict[Result, tuple[Kind, Kind]]] = {
+_KINDS: Final[dict[GameResult, tuple[Kind, Kind]]] = {
     "1-0": ("win", "loss"),
     "0-1": ("loss", "win"),
     "1/2-1/2": ("draw", "draw"),
@@ -47,7 +47,7 @@ POINTS: Final[dict[Kind, float]] = {
 """Game points of a kind (every other kind but ``bye`` is worth 0)."""
 
 
-class Record(msgspec.Struct, frozen=True, kw_only=True):
+class RoundRecord(msgspec.Struct, frozen=True, kw_only=True):
     round: int
     """0 in an arena."""
     kind: Kind
@@ -76,9 +76,9 @@ def game_kind(game: GameRecord, seat: Seat) -> Kind:
     return _KINDS[game.result][seat]
 
 
-def _game_record(game: GameRecord, seat: Seat) -> Record:
+def _game_record(game: GameRecord, seat: Seat) -> RoundRecord:
     kind = game_kind(game, seat)
-    return Record(
+    return RoundRecord(
         round=game.round,
         kind=kind,
         points=POINTS.get(kind, 0.0),
@@ -89,7 +89,9 @@ def _game_record(game: GameRecord, seat: Seat) -> Record:
     )
 
 
-def records(state: Board, only: Collection[str] | None = None) -> dict[str, list[Record]]:
+def records(
+    state: AnyTournament, only: Collection[str] | None = None
+) -> dict[str, list[RoundRecord]]:
     """Every entrant's records in order (entrants in joining order); ``only``:
     just these players' (an arena pairing reads the few who wait, not all).
 
@@ -97,7 +99,7 @@ def records(state: Board, only: Collection[str] | None = None) -> dict[str, list
     being played holds ``playing`` for an unfinished game and nothing for an
     entrant who is not in it. Arena: one record per game, in pairing order.
     """
-    out: dict[str, list[Record]] = {p: [] for p in (state.entrants if only is None else only)}
+    out: dict[str, list[RoundRecord]] = {p: [] for p in (state.entrants if only is None else only)}
     if isinstance(state.format, Arena):
         for game in state.games.values():
             for seat in SEATS:
@@ -105,13 +107,13 @@ def records(state: Board, only: Collection[str] | None = None) -> dict[str, list
                 if rows is not None:
                     rows.append(_game_record(game, seat))
         return out
-    by_round: dict[tuple[int, str], Record] = {}
+    by_round: dict[tuple[int, str], RoundRecord] = {}
     for game in state.games.values():
         for seat in SEATS:
             by_round[game.round, game.players[seat]] = _game_record(game, seat)
     for round_no, byes in state.byes.items():
         for bye in byes:
-            by_round[round_no, bye.player_id] = Record(
+            by_round[round_no, bye.player_id] = RoundRecord(
                 round=round_no, kind=bye.kind, points=bye.points
             )
     for player_id, rows in out.items():
@@ -120,5 +122,5 @@ def records(state: Board, only: Collection[str] | None = None) -> dict[str, list
             if found is not None:
                 rows.append(found)
             elif round_no < state.round or not state.round_open:
-                rows.append(Record(round=round_no, kind="absent", points=0.0))
+                rows.append(RoundRecord(round=round_no, kind="absent", points=0.0))
     return out

@@ -38,7 +38,7 @@ from schemas.tournaments import EndTournament, StartTournament, TournamentComman
 from service.errors import RuleError
 from service.store import EventStore
 from service.tournaments import match_adapter
-from service.tournaments.service import Folded, Outcome, TournamentService
+from service.tournaments.service import FoldedTournament, Outcome, TournamentService
 
 log = logging.getLogger("matcha.tournaments.runner")
 
@@ -48,7 +48,7 @@ BATCH: Final = 500
 Starter = Callable[[match_adapter.GameToStart], Awaitable[bool]]
 
 
-class Runner:
+class TournamentRunner:
     def __init__(
         self,
         pool: AsyncConnectionPool,
@@ -72,7 +72,7 @@ class Runner:
     async def run_once(self) -> int | None:
         """One pass; the number of match events read (None: another process holds the row)."""
         outcomes: list[Outcome] = []
-        pending: dict[str, Folded] = {}
+        pending: dict[str, FoldedTournament] = {}
         async with self.pool.connection() as conn, conn.transaction():
             cur = await conn.execute(
                 "SELECT position FROM tournament_runner WHERE name = 'results'"
@@ -118,7 +118,7 @@ class Runner:
         conn: Any,
         tournament_id: str,
         command: TournamentCommand,
-        pending: dict[str, Folded],
+        pending: dict[str, FoldedTournament],
         *,
         quiet: bool = False,
     ) -> Outcome | None:
@@ -135,7 +135,7 @@ class Runner:
             )
             return None
 
-    async def _clock(self, conn: Any, pending: dict[str, Folded]) -> list[Outcome]:
+    async def _clock(self, conn: Any, pending: dict[str, FoldedTournament]) -> list[Outcome]:
         now = self.clock()
         cur = await conn.execute(
             """SELECT id, phase FROM tournaments

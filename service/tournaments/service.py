@@ -37,7 +37,7 @@ log = logging.getLogger("matcha.tournaments")
 CACHE_SIZE = 1_000
 
 
-class Folded(msgspec.Struct, frozen=True, kw_only=True):
+class FoldedTournament(msgspec.Struct, frozen=True, kw_only=True):
     state: TournamentState
     rows: projection.Rows | None
     head: bytes
@@ -49,7 +49,7 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     tournament_id: str
     state: TournamentState
     stored: tuple[StoredTournamentEvent, ...]
-    folded: Folded | None = None
+    folded: FoldedTournament | None = None
 
 
 AfterCommit = Callable[[Outcome], Awaitable[None]]
@@ -61,7 +61,7 @@ class TournamentService:
         self.after_commit: list[AfterCommit] = []
         # tournament id -> its fold at a committed (version, head hash). Only
         # ever filled after a commit, so an entry is a committed truth.
-        self._folds: OrderedDict[str, Folded] = OrderedDict()
+        self._folds: OrderedDict[str, FoldedTournament] = OrderedDict()
 
     async def execute(
         self, tournament_id: str, command: TournamentCommand, *, actor: str
@@ -79,7 +79,7 @@ class TournamentService:
         command: TournamentCommand,
         *,
         actor: str,
-        pending: dict[str, Folded] | None = None,
+        pending: dict[str, FoldedTournament] | None = None,
     ) -> Outcome:
         """Decide and append inside the caller's transaction; the caller commits
         and then calls ``committed(outcome)``.
@@ -97,7 +97,7 @@ class TournamentService:
         )
         rows = projection.rows_of(new_state)
         await projection.write(conn, folded.rows, rows, stored[-1].hash)
-        after = Folded(state=new_state, rows=rows, head=stored[-1].hash)
+        after = FoldedTournament(state=new_state, rows=rows, head=stored[-1].hash)
         if pending is not None:
             pending[tournament_id] = after
         return Outcome(
@@ -126,8 +126,8 @@ class TournamentService:
         self,
         conn: AsyncConnection[Any],
         tournament_id: str,
-        pending: dict[str, Folded] | None = None,
-    ) -> Folded:
+        pending: dict[str, FoldedTournament] | None = None,
+    ) -> FoldedTournament:
         # The row lock: see the module docstring (step 1). A tournament being
         # created has no row yet; the unique (tournament_id, version) key then
         # turns a racing second creation into a VersionConflict.
@@ -149,13 +149,13 @@ class TournamentService:
                 for e in newer:
                     apply(t, e.event)
                 state = freeze(t)
-                return Folded(state=state, rows=projection.rows_of(state), head=head)
+                return FoldedTournament(state=state, rows=projection.rows_of(state), head=head)
         events = await store.load(conn, tournament_id)
         state = fold(e.event for e in events)
         rows = projection.rows_of(state) if events else None
-        return Folded(state=state, rows=rows, head=events[-1].hash if events else head)
+        return FoldedTournament(state=state, rows=rows, head=events[-1].hash if events else head)
 
-    def _remember(self, tournament_id: str, folded: Folded) -> None:
+    def _remember(self, tournament_id: str, folded: FoldedTournament) -> None:
         self._folds[tournament_id] = folded
         self._folds.move_to_end(tournament_id)
         while len(self._folds) > CACHE_SIZE:

@@ -39,7 +39,7 @@ EPOCH = datetime(2030, 1, 1, 18, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
-class Entry:
+class BotEntrant:
     player_id: str
     rating: float
     bot: Bot
@@ -61,7 +61,7 @@ class Run:
 
 def simulate(
     fmt: Format,
-    entries: Sequence[Entry],
+    entries: Sequence[BotEntrant],
     rng: random.Random,
     *,
     ruleset: str = "standard",

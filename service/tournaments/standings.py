@@ -15,8 +15,8 @@ import msgspec
 from schemas.cards import Seat
 from schemas.tournaments import Arena, TiebreakName
 from service.tournaments import arena, tiebreaks
-from service.tournaments.records import Kind, Record, records
-from service.tournaments.state import Board, Entrant
+from service.tournaments.records import Kind, RoundRecord, records
+from service.tournaments.state import AnyTournament, Entrant
 
 
 class StandingRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,7 +57,7 @@ class PlayerLine(msgspec.Struct, frozen=True, kw_only=True):
     cells: tuple[CrossCell, ...]
 
 
-def participants(state: Board, recs: Mapping[str, Sequence[Record]]) -> list[Entrant]:
+def participants(state: AnyTournament, recs: Mapping[str, Sequence[RoundRecord]]) -> list[Entrant]:
     """Who the standings list: everyone but those who left before playing anything."""
     seeded = set(state.seeds)
     return [
@@ -69,7 +69,7 @@ def participants(state: Board, recs: Mapping[str, Sequence[Record]]) -> list[Ent
     ]
 
 
-def scores(state: Board, recs: Mapping[str, Sequence[Record]]) -> dict[str, float]:
+def scores(state: AnyTournament, recs: Mapping[str, Sequence[RoundRecord]]) -> dict[str, float]:
     """Each entrant's score over finished games (arena points in an arena)."""
     if isinstance(state.format, Arena):
         return {p: float(arena.points(rows)[0]) for p, rows in recs.items()}
@@ -78,7 +78,7 @@ def scores(state: Board, recs: Mapping[str, Sequence[Record]]) -> dict[str, floa
 
 def _scalar(
     name: TiebreakName,
-    rows: Sequence[Record],
+    rows: Sequence[RoundRecord],
     own: float,
     opponent_scores: Mapping[str, float],
 ) -> float:
@@ -97,7 +97,7 @@ def _scalar(
             raise ValueError("direct encounter depends on the tied group")
 
 
-def lines(state: Board) -> list[PlayerLine]:
+def lines(state: AnyTournament) -> list[PlayerLine]:
     """The standings, best first, each with its crosstable line."""
     recs = records(state)
     people = participants(state, recs)
@@ -150,12 +150,12 @@ def lines(state: Board) -> list[PlayerLine]:
 
 
 def _line(
-    state: Board,
+    state: AnyTournament,
     e: Entrant,
     rank: int,
     score: Mapping[str, float],
     values: Mapping[str, list[float | None]],
-    recs: Mapping[str, Sequence[Record]],
+    recs: Mapping[str, Sequence[RoundRecord]],
 ) -> PlayerLine:
     rows = recs[e.player_id]
     done = [r for r in tiebreaks.finished(rows) if r.played]
@@ -187,5 +187,5 @@ def _line(
     return PlayerLine(standing=standing, cells=cells)
 
 
-def standings(state: Board) -> list[StandingRow]:
+def standings(state: AnyTournament) -> list[StandingRow]:
     return [line.standing for line in lines(state)]

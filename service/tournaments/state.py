@@ -1,9 +1,10 @@
 """The state of one tournament, folded from its events.
 
 ``TournamentState`` is immutable from the outside: a frozen Struct whose
-mappings nobody writes to. The engine works on ``Table``, a mutable twin with
-the same fields, so a fold or a decision copies the state once (``thaw``)
-instead of once per event, the way the match engine does.
+mappings nobody writes to. The engine works on ``TournamentSheet``, a mutable twin with
+the same fields (the director's working sheet, written as the tournament goes),
+so a fold or a decision copies the state once (``thaw``) instead of once per
+event, the way the match engine does with its ``Table``.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
-from schemas.tournaments import Bye, Format, Result, TiebreakName
+from schemas.tournaments import Bye, Format, GameResult, TiebreakName
 
-Phase: TypeAlias = Literal["new", "registering", "running", "finished"]
+TournamentPhase: TypeAlias = Literal["new", "registering", "running", "finished"]
 
 
 class Entrant(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,7 +37,7 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     board: int
     players: tuple[str, str]
     match_id: str | None
-    result: Result | None = None
+    result: GameResult | None = None
     reason: str | None = None
     counted: bool = True
     annulled: bool = False
@@ -50,9 +51,9 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class TournamentState(msgspec.Struct, frozen=True, kw_only=True):
-    """One tournament after some events. Fields are documented on ``Table``."""
+    """One tournament after some events. Fields are documented on ``TournamentSheet``."""
 
-    phase: Phase = "new"
+    phase: TournamentPhase = "new"
     version: int = 0
     tournament_id: str = ""
     name: str = ""
@@ -81,7 +82,7 @@ class TournamentState(msgspec.Struct, frozen=True, kw_only=True):
 
 
 @dataclass(kw_only=True, slots=True)
-class Table:
+class TournamentSheet:
     """The mutable twin of ``TournamentState`` the engine folds into.
 
     * ``phase``: ``new`` (no event), ``registering`` (created, not started),
@@ -98,7 +99,7 @@ class Table:
     * ``results``: results recorded so far (orders them for arena streaks).
     """
 
-    phase: Phase = "new"
+    phase: TournamentPhase = "new"
     version: int = 0
     tournament_id: str = ""
     name: str = ""
@@ -126,22 +127,22 @@ class Table:
     results: int = 0
 
 
-_FIELDS = tuple(f.name for f in fields(Table))
+_FIELDS = tuple(f.name for f in fields(TournamentSheet))
 _MAPPINGS = ("entrants", "games", "match_games", "byes")
 
-Board: TypeAlias = TournamentState | Table
-"""What the read-only helpers (records, standings, pairing inputs) accept."""
+AnyTournament: TypeAlias = TournamentState | TournamentSheet
+"""Either form, for the read-only helpers (records, standings, pairing inputs)."""
 
 
-def thaw(state: TournamentState) -> Table:
+def thaw(state: TournamentState) -> TournamentSheet:
     """A mutable copy (the mappings are copied; their values are immutable)."""
     values = {name: getattr(state, name) for name in _FIELDS}
     for name in _MAPPINGS:
         values[name] = dict(values[name])
-    return Table(**values)
+    return TournamentSheet(**values)
 
 
-def freeze(t: Table) -> TournamentState:
+def freeze(t: TournamentSheet) -> TournamentState:
     """The immutable state of ``t``; ``t`` must not be changed afterwards."""
     return TournamentState(**{name: getattr(t, name) for name in _FIELDS})
 
@@ -150,20 +151,20 @@ def initial_state() -> TournamentState:
     return TournamentState()
 
 
-def is_terminal(state: Board) -> bool:
+def is_terminal(state: AnyTournament) -> bool:
     return state.phase == "finished"
 
 
-def active(state: Board) -> list[Entrant]:
+def active(state: AnyTournament) -> list[Entrant]:
     """Entrants who have not withdrawn, in joining order."""
     return [e for e in state.entrants.values() if not e.withdrawn]
 
 
-def running_games(state: Board) -> list[GameRecord]:
+def running_games(state: AnyTournament) -> list[GameRecord]:
     return [g for g in state.games.values() if not g.done]
 
 
-def round_games(state: Board, round_no: int) -> list[GameRecord]:
+def round_games(state: AnyTournament, round_no: int) -> list[GameRecord]:
     """The games of a round. A round's games are numbered after the previous
     round's, so they are read from the end, not by scanning every game."""
     found: list[GameRecord] = []

@@ -35,7 +35,7 @@ from itertools import combinations
 from typing import Final, get_args
 
 from schemas.tournaments import TiebreakName
-from service.tournaments.records import Record
+from service.tournaments.records import RoundRecord
 
 NAMES: Final[tuple[TiebreakName, ...]] = get_args(TiebreakName)
 
@@ -50,21 +50,21 @@ LABELS: Final[dict[TiebreakName, str]] = {
 """The short names FIDE uses, for column headings."""
 
 
-def finished(records: Sequence[Record]) -> list[Record]:
+def finished(records: Sequence[RoundRecord]) -> list[RoundRecord]:
     """The records tie-breaks count: finished, counted games and complete rounds."""
     return [r for r in records if r.kind != "playing" and r.counted]
 
 
-def adjusted_score(records: Sequence[Record]) -> float:
+def adjusted_score(records: Sequence[RoundRecord]) -> float:
     """A player's score as an opponent sees it: voluntarily unplayed rounds count ½."""
     return sum(0.5 if r.voluntary else r.points for r in finished(records))
 
 
 def contributions(
-    records: Sequence[Record], own_score: float, opponent_scores: Mapping[str, float]
-) -> list[tuple[float, Record]]:
+    records: Sequence[RoundRecord], own_score: float, opponent_scores: Mapping[str, float]
+) -> list[tuple[float, RoundRecord]]:
     """Each round's Buchholz contribution, with the record it comes from."""
-    out: list[tuple[float, Record]] = []
+    out: list[tuple[float, RoundRecord]] = []
     for r in finished(records):
         if r.played and r.opponent is not None:
             out.append((opponent_scores[r.opponent], r))
@@ -74,13 +74,13 @@ def contributions(
 
 
 def buchholz(
-    records: Sequence[Record], own_score: float, opponent_scores: Mapping[str, float]
+    records: Sequence[RoundRecord], own_score: float, opponent_scores: Mapping[str, float]
 ) -> float:
     return sum(value for value, _ in contributions(records, own_score, opponent_scores))
 
 
 def buchholz_cut1(
-    records: Sequence[Record], own_score: float, opponent_scores: Mapping[str, float]
+    records: Sequence[RoundRecord], own_score: float, opponent_scores: Mapping[str, float]
 ) -> float:
     parts = contributions(records, own_score, opponent_scores)
     if not parts:
@@ -91,21 +91,21 @@ def buchholz_cut1(
 
 
 def sonneborn_berger(
-    records: Sequence[Record], own_score: float, opponent_scores: Mapping[str, float]
+    records: Sequence[RoundRecord], own_score: float, opponent_scores: Mapping[str, float]
 ) -> float:
     return sum(r.points * value for value, r in contributions(records, own_score, opponent_scores))
 
 
-def wins(records: Sequence[Record], win_points: float = 1.0) -> float:
+def wins(records: Sequence[RoundRecord], win_points: float = 1.0) -> float:
     return float(sum(1 for r in finished(records) if r.points >= win_points))
 
 
-def games_won(records: Sequence[Record]) -> float:
+def games_won(records: Sequence[RoundRecord]) -> float:
     return float(sum(1 for r in finished(records) if r.kind == "win"))
 
 
 def encounter_points(
-    group: Sequence[str], records: Mapping[str, Sequence[Record]]
+    group: Sequence[str], records: Mapping[str, Sequence[RoundRecord]]
 ) -> tuple[dict[str, float], set[frozenset[str]]]:
     """Points each player of ``group`` scored against the others, and which pairs met."""
     members = set(group)
@@ -120,7 +120,7 @@ def encounter_points(
 
 
 def direct_encounter(
-    group: Sequence[str], records: Mapping[str, Sequence[Record]]
+    group: Sequence[str], records: Mapping[str, Sequence[RoundRecord]]
 ) -> tuple[list[list[str]], dict[str, float]]:
     """The tied ``group`` split into ranked subgroups, and each player's DE score
     (points against the rest of ``group``)."""

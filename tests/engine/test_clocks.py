@@ -243,7 +243,7 @@ def test_given_a_seat_that_never_moves_when_its_no_show_time_runs_out_the_match_
     with pytest.raises(RuleConflict):
         step(state, Pass(seat=1, at=due + MS))
     over, events = step(state, TimeOut(seat=1, at=due + MS))
-    assert events == [MatchEnded(winner=None, reason="aborted", seed=SEED)]
+    assert events == [MatchEnded(winner=None, reason="aborted", seed=SEED, no_show=1)]
     assert over.end_reason == "aborted" and over.winner is None
 
 

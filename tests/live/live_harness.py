@@ -213,6 +213,20 @@ class Driver(Api):
                 await asyncio.sleep(pause_s)
         raise AssertionError("the match did not end")
 
+    async def watched_duel(
+        self, server: str, seed: int, pause_s: float = 0.0
+    ) -> tuple[str, Watcher, Watcher, int]:
+        """A duel played out while seat 0 and a spectator watch its WebSocket: the
+        match id, both watchers (still open) and the match's final version."""
+        match_id, a, b = await self.new_match("duel")
+        base = f"ws://{server}/api/matches/{match_id}/ws"
+        seat = await Watcher(base, headers=a.auth).start()
+        spectator = await Watcher(base, hello={"kind": "hello"}).start()
+        await asyncio.sleep(0.5)  # both subscribed before the first command
+        await self.play_out(match_id, (a, b), random.Random(seed), pause_s=pause_s)
+        final = (await self.http.get(f"/api/matches/{match_id}")).json()["version"]
+        return match_id, seat, spectator, int(final)
+
 
 # ---- watchers ----------------------------------------------------------------------
 

@@ -8,10 +8,9 @@ early); a player's stream never gets one (players are not told the odds).
 from __future__ import annotations
 
 import asyncio
-import random
 
 import pytest
-from live_harness import Driver, Watcher
+from live_harness import Driver
 
 pytestmark = pytest.mark.anyio
 
@@ -25,13 +24,7 @@ def _cheap_odds(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_spectators_get_the_odds_after_the_events_they_judge_and_players_never(
     server: str, driver: Driver
 ) -> None:
-    match_id, a, b = await driver.new_match("duel")
-    base = f"ws://{server}/api/matches/{match_id}/ws"
-    seat = await Watcher(base, headers=a.auth).start()
-    spectator = await Watcher(base, hello={"kind": "hello"}).start()
-    await asyncio.sleep(0.5)
-    await driver.play_out(match_id, (a, b), random.Random(2), pause_s=0.05)
-    final = (await driver.http.get(f"/api/matches/{match_id}")).json()["version"]
+    _, seat, spectator, final = await driver.watched_duel(server, 2, pause_s=0.05)
     await spectator.until_version(final)
     deadline = asyncio.get_running_loop().time() + 20
     while not any(r.frame["kind"] == "odds" for r in spectator.frames):

@@ -7,13 +7,11 @@ service publishes (``GET /api/keys``), and names the log's head at that version.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
 
 import msgspec
 import pytest
-from live_harness import Driver, Watcher
+from live_harness import Driver
 
 from service.evidence.keys import Keyring
 from service.evidence.receipts import Receipt, receipt_problem
@@ -24,13 +22,7 @@ pytestmark = pytest.mark.anyio
 async def test_a_seat_gets_a_receipt_with_each_append_and_a_spectator_none(
     server: str, driver: Driver
 ) -> None:
-    match_id, a, b = await driver.new_match("duel")
-    base = f"ws://{server}/api/matches/{match_id}/ws"
-    seat = await Watcher(base, headers=a.auth).start()
-    spectator = await Watcher(base, hello={"kind": "hello"}).start()
-    await asyncio.sleep(0.4)
-    await driver.play_out(match_id, (a, b), random.Random(6))
-    final = (await driver.http.get(f"/api/matches/{match_id}")).json()["version"]
+    match_id, seat, spectator, final = await driver.watched_duel(server, 6)
     for watcher in (seat, spectator):
         await watcher.until_version(final)
         await watcher.close()

@@ -16,7 +16,7 @@ FIRST_RELEASE = [
     '"one_of_each_wins":true},"first_dealer":1,"seed_commitment":"'
     + "ab" * 32
     + '","ladder_id":"L1","dealing_scheme":"matcha-deal-v1","v":1}',
-    '{"type":"dispute_filed","dispute_id":"d1","seat":0,"player":"ann","reason":"a misclick","v":1}',
+    '{"type":"dispute_filed","dispute_id":"d1","seat":0,"player":"ann","reason":"a misclick","v":1}',  # noqa: E501 (the first release's bytes)
     '{"type":"match_ended","winner":1,"reason":"resigned","seed":"' + "5e" * 32 + '","v":1}',
 ]
 

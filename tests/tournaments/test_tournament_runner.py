@@ -25,7 +25,7 @@ from service.matches import MatchCore
 from service.store import EventStore
 from service.store.db import open_pool
 from service.tournaments import match_adapter
-from service.tournaments.runner import Runner
+from service.tournaments.runner import TournamentRunner
 from service.tournaments.service import TournamentService
 from service.tournaments.state import TournamentState, running_games
 
@@ -41,14 +41,14 @@ class World:
         self.matches = MatchCore(self.events)
         self.tournaments = TournamentService(pool)
 
-    def runner(self, pool: AsyncConnectionPool | None = None, **kw: object) -> Runner:
+    def runner(self, pool: AsyncConnectionPool | None = None, **kw: object) -> TournamentRunner:
         pool = pool or self.pool
         matches = self.matches
 
         async def start(game: match_adapter.GameToStart) -> bool:
             return await match_adapter.start_game(matches, game)
 
-        return Runner(
+        return TournamentRunner(
             pool, EventStore(pool), TournamentService(pool), start, wake=asyncio.Event(), **kw
         )  # type: ignore[arg-type]
 
@@ -88,9 +88,7 @@ class World:
                 ),
             )
             loser = game.players[1]
-            await self.matches.run(
-                game.match_id, seat_maker(loser, ResignBody()), actor=loser
-            )
+            await self.matches.run(game.match_id, seat_maker(loser, ResignBody()), actor=loser)
             count += 1
         return count
 

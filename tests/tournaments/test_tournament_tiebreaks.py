@@ -6,7 +6,7 @@ from tournament_engine import AT, create, refused, send, started_with
 
 from schemas.tournaments import CreateTournament, PairRound, RecordResult, Swiss
 from service.tournaments import standings
-from service.tournaments.records import Record
+from service.tournaments.records import RoundRecord
 from service.tournaments.state import TournamentState, initial_state
 from service.tournaments.tiebreaks import direct_encounter
 
@@ -108,14 +108,16 @@ def test_the_hand_computed_crosstable() -> None:
     assert rows[C].tiebreaks[0] is None
 
 
-def _games(*played: tuple[str, str, float]) -> dict[str, list[Record]]:
+def _games(*played: tuple[str, str, float]) -> dict[str, list[RoundRecord]]:
     """Records from (player, opponent, points) triples, both sides."""
-    out: dict[str, list[Record]] = {}
+    out: dict[str, list[RoundRecord]] = {}
     for n, (p, q, points) in enumerate(played, start=1):
         kind = {1.0: "win", 0.5: "draw", 0.0: "loss"}
-        out.setdefault(p, []).append(Record(round=n, kind=kind[points], points=points, opponent=q))  # type: ignore[arg-type]
+        out.setdefault(p, []).append(
+            RoundRecord(round=n, kind=kind[points], points=points, opponent=q)
+        )  # type: ignore[arg-type]
         out.setdefault(q, []).append(
-            Record(round=n, kind=kind[1 - points], points=1 - points, opponent=p)
+            RoundRecord(round=n, kind=kind[1 - points], points=1 - points, opponent=p)
         )  # type: ignore[arg-type]
     return out
 

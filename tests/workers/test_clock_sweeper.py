@@ -84,8 +84,13 @@ async def test_given_two_sweepers_racing_for_a_due_deadline_the_time_out_is_appe
     done = await asyncio.gather(first.sweep(), second.sweep(), first.sweep(), second.sweep())
     assert sum(done) == 1
     assert await endings(store, match_id) == [
-        MatchEnded(winner=None, reason="aborted", seed=(await endings(store, match_id))[0].seed)
-    ], "a seat that never moved: aborted"
+        MatchEnded(
+            winner=None,
+            reason="aborted",
+            seed=(await endings(store, match_id))[0].seed,
+            no_show=seat,
+        )
+    ], "a seat that never moved: aborted, and named"
     assert await deadline_row(pool, match_id) is None
     assert first.lateness_s + second.lateness_s == [0.0]
     del seat

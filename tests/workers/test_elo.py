@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from workers.ratings.elo import (
     DEFAULT_SETTINGS,
+    EloRatings,
     EloSettings,
-    Ladder,
     expected_score,
     recompute,
 )
@@ -109,7 +109,7 @@ def test_recompute_from_scratch_equals_incremental_updates(results, data) -> Non
     rows = [(f"m{i}", i, a, b, sc) for i, (a, b, sc) in enumerate(results)]
     whole = recompute(rows, s)
     # incremental: stop at random points, persist the table, resume from it
-    ladder = Ladder(s)
+    ladder = EloRatings(s)
     history = []
     i = 0
     while i < len(rows):
@@ -117,7 +117,7 @@ def test_recompute_from_scratch_equals_incremental_updates(results, data) -> Non
         for row in rows[i : i + step]:
             ladder.rate(*row)
         history.extend(ladder.changes())
-        ladder = Ladder(s, ladder.table())
+        ladder = EloRatings(s, ladder.table())
         i += step
     assert ladder.table() == whole.table()
     assert history == whole.changes()
@@ -246,7 +246,7 @@ def test_a_soft_reset_between_results_is_the_same_in_the_fast_recompute() -> Non
     rows = [(f"m{i}", 10 + i, f"p{i % 4}", f"p{(i + 1) % 4}", (1.0, 0.0, 0.5)[i % 3])
             for i in range(20)]
     items = [*rows[:8], Reset(0.5), *rows[8:14], Reset(0.25), Reset(1.0), *rows[14:]]
-    reference = Ladder(s)
+    reference = EloRatings(s)
     for it in items:
         if isinstance(it, Reset):
             reference.soft_reset(it.fraction)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from workers.ratings import glicko2
 from workers.ratings.codes import code_of
 from workers.ratings.elo_fold import Roster
-from workers.ratings.glicko2 import Glicko2Settings, Ladder
+from workers.ratings.glicko2 import Glicko2Ratings, Glicko2Settings
 from workers.ratings.glicko2_fold import Boundary, history_columns, rate_periods, table_row
 
 # Mark Glickman, "Example of the Glicko-2 system" (glicko.net, 2013): a player
@@ -83,7 +83,7 @@ def test_steps_6_to_8_phi_star_phi_prime_mu_prime_and_back_to_the_rating_scale()
 def test_the_whole_update_in_exact_arithmetic_lands_on_the_papers_result() -> None:
     # Unrounded, E is 0.63947, 0.43184, 0.30284: v 1.77898 (the paper's 1.7785
     # comes from E rounded to three digits) and r' 1464.0507, not 1464.06.
-    ladder = Ladder(Glicko2Settings(initial_volatility=0.06, tau=0.5, initial_rd=200.0))
+    ladder = Glicko2Ratings(Glicko2Settings(initial_volatility=0.06, tau=0.5, initial_rd=200.0))
     ladder.players["opp0"] = _fixed("opp0", 1400.0, 30.0)
     ladder.players["opp1"] = _fixed("opp1", 1550.0, 100.0)
     ladder.players["opp2"] = _fixed("opp2", 1700.0, 300.0)
@@ -119,7 +119,7 @@ def _fixed(player_id: str, rating: float, rd: float) -> glicko2.PlayerState:
 
 def test_a_player_who_skips_periods_sees_only_their_rd_grow_capped_at_the_largest() -> None:
     s = Glicko2Settings(initial_rd=200.0, max_rd=250.0)
-    ladder = Ladder(s)
+    ladder = Glicko2Ratings(s)
     ladder.rate("m1", 1, "ann", "bob", 1.0, clock_period=100)
     ann = ladder.players["ann"]
     rating, rd, sigma = ann.rating, ann.rd, ann.volatility
@@ -190,8 +190,8 @@ settings_st = st.builds(
 )
 
 
-def run_reference(items: list, s: Glicko2Settings) -> Ladder:
-    ladder = Ladder(s)
+def run_reference(items: list, s: Glicko2Settings) -> Glicko2Ratings:
+    ladder = Glicko2Ratings(s)
     clock = 50
     for k, it in enumerate(items):
         if it[0] == "boundary":
@@ -290,7 +290,7 @@ def test_the_fast_recompute_gives_the_reference_ladder_bit_for_bit(items, s) -> 
 
 def test_a_soft_reset_moves_ratings_and_rds_part_of_the_way_back() -> None:
     s = Glicko2Settings()
-    ladder = Ladder(s)
+    ladder = Glicko2Ratings(s)
     for k in range(6):
         ladder.rate(f"m{k}", k + 1, "ann", "bob", 1.0, clock_period=k)
     ann = ladder.players["ann"]

@@ -153,7 +153,7 @@ async def test_a_match_against_oneself_in_the_log_is_recomputed_like_the_increme
     store: EventStore, conn: psycopg.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The API refuses such a match; the fast recompute hands one in the log to
-    # elo.Ladder (what the increments run), so the two still agree.
+    # elo.EloRatings (what the increments run), so the two still agree.
     monkeypatch.setattr("workers.ratings.reads.SMALL_LADDER", 0)
     ladder_id = new_ladder(conn, {"established_after_games": 3})
     for p0, p1, w in [("a", "b", 0), ("b", "c", None), ("a", "c", 1)]:

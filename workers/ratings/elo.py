@@ -19,7 +19,7 @@ Ratings are never rounded here: the stored value is the exact float, so a
 recompute from the log repeats every operation in the same order and gives the
 same bits. Displays round.
 
-The hot loop (:meth:`Ladder.rate`) runs a million times in a ladder recompute,
+The hot loop (:meth:`EloRatings.rate`) runs a million times in a ladder recompute,
 so a player's state is a small list indexed by the ``_R``/``_G``... constants
 rather than a Struct: one dict lookup per player per match.
 """
@@ -132,7 +132,7 @@ HistoryRow = tuple[str, str, int, str, float, float, float, float]
 """(player, match, position, opponent, score, before, after, change): the COPY row layout."""
 
 
-class Ladder:
+class EloRatings:
     """The ratings of one ladder, updated one rated match at a time."""
 
     __slots__ = ("history", "keep_history", "players", "settings")
@@ -282,9 +282,9 @@ def recompute(
     settings: EloSettings = DEFAULT_SETTINGS,
     *,
     keep_history: bool = True,
-) -> Ladder:
+) -> EloRatings:
     """Rate ``(match_id, position, player0, player1, score0)`` results in order, from nothing."""
-    ladder = Ladder(settings, keep_history=keep_history)
+    ladder = EloRatings(settings, keep_history=keep_history)
     rate = ladder.rate
     for match_id, position, p0, p1, score0 in results:
         rate(match_id, position, p0, p1, score0)

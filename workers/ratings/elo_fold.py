@@ -1,8 +1,8 @@
 """The Elo recompute's hot loop: a ladder's results rated in flat per-player lists.
 
-``rate_chunks`` does exactly the arithmetic of ``elo.Ladder.rate`` (same
+``rate_chunks`` does exactly the arithmetic of ``elo.EloRatings.rate`` (same
 operations, same order: same bits) for players numbered ``0 .. n - 1``; the
-tests check it against ``elo.Ladder`` bit for bit over varied settings.
+tests check it against ``elo.EloRatings`` bit for bit over varied settings.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Roster(dict[Any, int]):
 
 
 class SelfMatchError(ValueError):
-    """A match with one player in both seats: ``rate_chunks`` leaves it to ``Ladder``."""
+    """A match with one player in both seats: ``rate_chunks`` leaves it to ``elo.EloRatings``."""
 
 
 class Fold(NamedTuple):
@@ -187,7 +187,7 @@ def reset_entries(fold: Fold, p: int) -> list[int]:
 
 def folded_table(fold: Fold, settings: EloSettings) -> Iterator[tuple[int, list[Any]]]:
     """Each rated player's index and ``[rating, games, wins, draws, losses, peak,
-    reached_master, timeouts]``, as ``elo.Ladder`` keeps them."""
+    reached_master, timeouts]``, as ``elo.EloRatings`` keeps them."""
     initial, master = settings.initial, settings.master_rating
     for p, (theirs, tags) in enumerate(zip(fold.afters, fold.tags, strict=True)):
         if theirs:
@@ -199,12 +199,12 @@ def folded_table(fold: Fold, settings: EloSettings) -> Iterator[tuple[int, list[
             )
 
 
-Result = tuple[str, int, str, str, float] | tuple[str, int, str, str, float, bool]
+RatedResult = tuple[str, int, str, str, float] | tuple[str, int, str, str, float, bool]
 """``(match_id, position, player0, player1, score0[, timeout])``."""
 
 
 def rate_results(
-    results: Iterable[Result | Reset], settings: EloSettings
+    results: Iterable[RatedResult | Reset], settings: EloSettings
 ) -> tuple[dict[str, list[Any]], dict[str, list[tuple[int, float, float, float]]]]:
     """``rate_chunks`` over results in memory (what ``elo.recompute`` takes), with
     ``Reset`` items between them: per player id their ``folded_table`` row and

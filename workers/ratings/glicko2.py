@@ -20,7 +20,7 @@ path computes the same bits) and capped at the ladder's largest RD.
 
 The sums are accumulated game by game in log order, and a player's state after
 a period is a pure function of their state entering it and those two sums: the
-incremental path (:class:`Ladder`) and the fast recompute
+incremental path (:class:`Glicko2Ratings`) and the fast recompute
 (``workers.ratings.glicko2_fold``) therefore give the same bits. Nothing is
 rounded here; displays round.
 """
@@ -253,7 +253,7 @@ class HistoryEntry(msgspec.Struct, kw_only=True):
     period: int
 
 
-class Ladder:
+class Glicko2Ratings:
     """The Glicko-2 ratings of one ladder, updated one result at a time.
 
     After every result the two players' ratings are what their period gives so

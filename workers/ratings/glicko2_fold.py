@@ -1,5 +1,5 @@
 """The Glicko-2 recompute's hot loop: a ladder's results rated period by period in
-flat per-player lists, with the arithmetic of ``glicko2.Ladder`` (same
+flat per-player lists, with the arithmetic of ``glicko2.Glicko2Ratings`` (same
 operations, same order: same bits; tests check it).
 
 The same machinery as the Elo fold (elo_fold.py): players are small integers
@@ -7,7 +7,7 @@ The same machinery as the Elo fold (elo_fold.py): players are small integers
 C, wins, draws, losses and time-outs are counted from the tags' codes
 afterwards. Per game the loop only accumulates each player's two sums; a
 player's new rating is computed once per period they played in, when the
-period closes (``glicko2.Ladder`` recomputes it after every game, which gives
+period closes (``glicko2.Glicko2Ratings`` recomputes it after every game, which gives
 the same final value: it is a function of the sums only).
 """
 
@@ -99,7 +99,7 @@ def rate_periods(
 
     def close() -> None:
         """The period's games are all in: rate each of its players once. They
-        stay open (``is_open``, as ``glicko2.Ladder`` keeps them) until they play
+        stay open (``is_open``, as ``glicko2.Glicko2Ratings`` keeps them) until they play
         in a later period or a season boundary closes every period."""
         for p in open_now:
             b = base[p]

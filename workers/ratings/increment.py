@@ -1,5 +1,5 @@
 """The incremental path: new results rated on top of the stored table, with each
-system's reference implementation (``elo.Ladder``, ``glicko2.Ladder``); a few
+system's reference implementation (``elo.EloRatings``, ``glicko2.Glicko2Ratings``); a few
 rows read and written. Season boundaries among the new results apply to every
 player of the ladder, so then every player is read and written.
 """
@@ -102,7 +102,7 @@ def _elo(
     boundaries: Boundaries,
 ) -> int:
     stored = _involved(conn, ladder_id, _ELO_COLUMNS, results, bool(boundaries))
-    ladder = elo.Ladder(
+    ladder = elo.EloRatings(
         settings,
         [
             elo.PlayerRating(
@@ -242,7 +242,7 @@ def _glicko(
                 period_games=period_games,
             )
         )
-    ladder = glicko2.Ladder(settings, players, period=-1 if period is None else period)
+    ladder = glicko2.Glicko2Ratings(settings, players, period=-1 if period is None else period)
     for kind, item in _in_order(results, boundaries):
         if kind == "boundary":
             if item is None:

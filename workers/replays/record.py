@@ -28,7 +28,7 @@ from service.store.chain import format_recorded_at
 
 FORMAT: Literal["matcha-record/1"] = "matcha-record/1"
 
-Result = Literal["1-0", "0-1", "1/2-1/2", "annulled", "*"]
+ResultTag = Literal["1-0", "0-1", "1/2-1/2", "annulled", "*"]
 
 
 class PlayerTag(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,7 +54,7 @@ class Headers(msgspec.Struct, frozen=True, kw_only=True):
     """``YYYY.MM.DD`` (UTC) of the first event, as in a PGN."""
     started_at: str
     ended_at: str | None
-    result: Result
+    result: ResultTag
     """Seat 0's score first: ``1-0`` seat 0 won, ``0-1`` seat 1, ``1/2-1/2`` a draw."""
     winner: Literal[0, 1] | None
     reason: str | None
@@ -130,7 +130,7 @@ def tag_of(event: Event) -> str:
     return tag
 
 
-def _result(state: State) -> Result:
+def _result(state: State) -> ResultTag:
     if state.annulled:
         return "annulled"
     if not state.ended:
