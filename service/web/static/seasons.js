@@ -3,6 +3,7 @@
 // for the ladder's organiser, scheduling a season and ending one early.
 import { api, ApiError, auth } from "./api.js";
 import { fill, h, toast } from "./dom.js";
+import { timeControlText } from "./clocks.js";
 
 const enc = encodeURIComponent;
 const fail = (e) => toast(e instanceof ApiError ? e.detail : String(e), "error");
@@ -108,7 +109,7 @@ async function page() {
       fill(root,
         h("p", {}, h("a", { href: "/" }, "← All ladders")),
         h("h1", {}, `${ladder.name}: seasons`),
-        h("p", { class: "muted" }, `${ladder.rating_system === "glicko2" ? "Glicko-2" : "Elo"} ladder. A season's final standings are frozen and published when it ends.`),
+        h("p", { class: "muted" }, `${ladder.rating_system === "glicko2" ? "Glicko-2" : "Elo"} ladder, ${ladder.clock ? `timed: ${timeControlText(ladder.clock)}` : "untimed"}. A season's final standings are frozen and published when it ends.`),
         canOrganise ? scheduleForm(ladder, draw) : null,
         sections.length ? sections : h("p", { class: "muted", id: "no-seasons" }, "This ladder has no season yet."));
     } catch (e) {
