@@ -62,6 +62,8 @@ class LadderBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     dispute_window_s: NonNegative = 86400
     clock: TimeControl | None = None
     """The time control of the ladder's matches (docs/clocks.md); None: untimed."""
+    challenge_clocks: bool = False
+    """A challenge may name its own time control instead of the ladder's."""
 
 
 class Ladder(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,6 +78,7 @@ class Ladder(msgspec.Struct, frozen=True, kw_only=True):
     created_by: str
     created_at: datetime
     clock: TimeControl | None = None
+    challenge_clocks: bool = False
 
 
 class Member(msgspec.Struct, frozen=True, kw_only=True):
@@ -86,7 +89,7 @@ class Member(msgspec.Struct, frozen=True, kw_only=True):
 
 _LADDER_COLUMNS = (
     "id, name, ruleset, rating, spectator_delay_s, hide_hands_in_replay, dispute_window_s,"
-    " created_by, created_at, clock"
+    " created_by, created_at, clock, challenge_clocks"
 )
 
 
@@ -104,6 +107,7 @@ def _ladder(row: tuple[Any, ...]) -> Ladder:
         created_by=row[7],
         created_at=row[8],
         clock=None if row[9] is None else msgspec.convert(row[9], TimeControl),
+        challenge_clocks=row[10],
     )
 
 
@@ -116,14 +120,16 @@ async def ladder_by_id(conn: AsyncConnection, ladder_id: str) -> Ladder:
     return _ladder(row)
 
 
-def terms_of(ladder: Ladder) -> MatchTerms:
+def terms_of(ladder: Ladder, clock: TimeControl | None = None) -> MatchTerms:
     """The terms a ladder's matches are played on, copied into each match as it is
-    created (a ladder's settings never change after creation: no route edits them)."""
+    created (a ladder's settings never change after creation: no route edits them).
+    ``clock``: a challenge's own time control, where the ladder allows one."""
+    clock = clock or ladder.clock
     return MatchTerms(
         spectator_delay_s=float(ladder.spectator_delay_s),
         hide_hands_in_replay=ladder.hide_hands_in_replay,
         dispute_window_s=ladder.dispute_window_s,
-        clock=UNSET if ladder.clock is None else ladder.clock,
+        clock=UNSET if clock is None else clock,
     )
 
 
@@ -171,8 +177,9 @@ async def create_ladder(
         try:
             cur = await conn.execute(
                 f"""INSERT INTO ladders (id, name, ruleset, rating, spectator_delay_s,
-                        hide_hands_in_replay, dispute_window_s, created_by, clock)
-                    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+                        hide_hands_in_replay, dispute_window_s, created_by, clock,
+                        challenge_clocks)
+                    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
                     RETURNING {_LADDER_COLUMNS}""",
                 (
                     new_id(),
@@ -184,6 +191,7 @@ async def create_ladder(
                     data.dispute_window_s,
                     player.id,
                     None if data.clock is None else Jsonb(msgspec.to_builtins(data.clock)),
+                    data.challenge_clocks,
                 ),
             )
         except UniqueViolation as exc:

@@ -10,8 +10,10 @@ import msgspec
 from litestar import Response, delete, get, post
 from litestar.params import QueryParameter
 from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from schemas.rules import TimeControl
 from service.api.auth import Player
 from service.api.creates import IdempotencyKey, create_once, match_create_key, request_hash
 from service.api.deps import requires_role
@@ -27,6 +29,9 @@ class PairBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 class ChallengeBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     opponent: str
+    clock: TimeControl | None = None
+    """The match's own time control, where the ladder allows it (``challenge_clocks``);
+    None: the ladder's."""
 
 
 ChallengeStatus = Literal["open", "accepted", "declined"]
@@ -41,6 +46,8 @@ class Challenge(msgspec.Struct, frozen=True, kw_only=True):
     match_id: str | None
     created_at: datetime
     decided_at: datetime | None
+    clock: TimeControl | None = None
+    """The time control the challenge asks for (None: the ladder's)."""
 
 
 class QueueEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,7 +62,9 @@ class QueueResult(msgspec.Struct, frozen=True, kw_only=True):
     opponent: str | None = None
 
 
-_CHALLENGE_COLUMNS = "id, ladder_id, challenger, opponent, status, match_id, created_at, decided_at"
+_CHALLENGE_COLUMNS = (
+    "id, ladder_id, challenger, opponent, status, match_id, created_at, decided_at, clock"
+)
 
 
 def _challenge(row: tuple[Any, ...]) -> Challenge:
@@ -68,6 +77,7 @@ def _challenge(row: tuple[Any, ...]) -> Challenge:
         match_id=row[5],
         created_at=row[6],
         decided_at=row[7],
+        clock=None if row[8] is None else msgspec.convert(row[8], TimeControl),
     )
 
 
@@ -146,15 +156,27 @@ async def challenge(
 async def _challenge_in(
     conn: AsyncConnection, ladder_id: str, data: ChallengeBody, player: Player
 ) -> Challenge:
-    await ladder_by_id(conn, ladder_id)
+    ladder = await ladder_by_id(conn, ladder_id)
+    if data.clock is not None and not ladder.challenge_clocks:
+        raise ValidationFailed(
+            "This ladder plays every match on its own time control; a challenge cannot"
+            " name another (the ladder's organiser allows it with challenge_clocks).",
+            code="challenge_clock_not_allowed",
+        )
     if not await is_member(conn, ladder_id, player.id):
         raise Forbidden("Join the ladder before challenging on it.")
     if not await is_member(conn, ladder_id, data.opponent):
         raise ValidationFailed("The opponent is not a member of this ladder.", code="not_a_member")
     cur = await conn.execute(
-        f"INSERT INTO challenges (id, ladder_id, challenger, opponent)"
-        f" VALUES (%s, %s, %s, %s) RETURNING {_CHALLENGE_COLUMNS}",
-        (new_id(), ladder_id, player.id, data.opponent),
+        f"INSERT INTO challenges (id, ladder_id, challenger, opponent, clock)"
+        f" VALUES (%s, %s, %s, %s, %s) RETURNING {_CHALLENGE_COLUMNS}",
+        (
+            new_id(),
+            ladder_id,
+            player.id,
+            data.opponent,
+            None if data.clock is None else Jsonb(msgspec.to_builtins(data.clock)),
+        ),
     )
     row = await cur.fetchone()
     assert row is not None
@@ -217,7 +239,7 @@ async def _decide_challenge(
                 players=(found.challenger, found.opponent),
                 ruleset=ladder.ruleset,
                 ladder_id=found.ladder_id,
-                terms=terms_of(ladder),
+                terms=terms_of(ladder, found.clock),
                 match_id=match_id,
             )
         except BaseException:

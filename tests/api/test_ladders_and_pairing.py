@@ -250,3 +250,35 @@ async def test_simultaneous_joins_never_pair_a_player_twice(api: Api) -> None:
     waiting = (await api.client.get(f"/api/ladders/{ladder}/queue")).json()
     assert len(waiting) == 1
     assert {waiting[0]["player_id"], *seated} == {p.id for p in players}
+
+
+async def test_a_challenge_names_its_own_clock_only_where_the_ladder_allows_it(api: Api) -> None:
+    organiser = await api.organiser()
+    a, b = await api.register(), await api.register()
+    blitz = {"kind": "real_time", "base_s": 180, "increment_s": 2, "no_show_s": 30}
+    daily = {"kind": "correspondence", "per_move_s": 86400, "no_show_s": 86400}
+    fixed = await api.ladder(organiser, members=(a, b), clock=blitz)
+    open_ = await api.ladder(organiser, members=(a, b), clock=blitz, challenge_clocks=True)
+
+    refused = await api.client.post(
+        f"/api/ladders/{fixed}/challenges", json={"opponent": b.id, "clock": daily}, headers=a.auth
+    )
+    assert_problem(refused, 400, "challenge_clock_not_allowed")
+    assert (await api.client.get("/api/challenges", headers=b.auth)).json() == []
+
+    async def accepted(ladder: str, body: dict[str, Any]) -> dict[str, Any]:
+        made = await api.client.post(f"/api/ladders/{ladder}/challenges", json=body, headers=a.auth)
+        assert made.status_code == 201, made.text
+        answer = await api.client.post(
+            f"/api/challenges/{made.json()['id']}/accept", headers=b.auth
+        )
+        assert answer.status_code in (200, 201), answer.text
+        return await api.view(answer.json()["match_id"], a)
+
+    own = await accepted(open_, {"opponent": b.id, "clock": daily})
+    assert own["clocks"]["control"] == daily, "the challenge's own time control"
+    assert own["clocks"]["seats"][0]["remaining_ms"] <= 86400 * 1000
+    ladders = await accepted(open_, {"opponent": b.id})
+    assert ladders["clocks"]["control"] == blitz, "no clock named: the ladder's"
+    ladder = (await api.client.get(f"/api/ladders/{open_}")).json()
+    assert ladder["challenge_clocks"] is True and ladder["clock"] == blitz
