@@ -114,10 +114,14 @@ def main() -> None:
         result = asyncio.run(_measure(url))
     result["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count()}
     print(f"{'audit of one match':<36}{'matches/s':>12}{'ms/match':>12}")
-    print(f"{'pure (rows in memory)':<36}{result['pure_audits_per_s']:>12.0f}"
-          f"{result['pure_ms_per_match']:>12.2f}")
-    print(f"{'store (SQL read + checks)':<36}{result['store_audits_per_s']:>12.0f}"
-          f"{result['store_ms_per_match']:>12.2f}")
+    print(
+        f"{'pure (rows in memory)':<36}{result['pure_audits_per_s']:>12.0f}"
+        f"{result['pure_ms_per_match']:>12.2f}"
+    )
+    print(
+        f"{'store (SQL read + checks)':<36}{result['store_audits_per_s']:>12.0f}"
+        f"{result['store_ms_per_match']:>12.2f}"
+    )
     print(f"{result['matches']} matches, {result['events_per_match']:.1f} events each")
     merge_results(RESULTS, result)
 

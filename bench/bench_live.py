@@ -65,8 +65,14 @@ SCENARIOS: list[dict[str, Any]] = [
     # The same crowd spread over two API processes (the documented way to scale:
     # the API is stateless, each process holds its own Redis subscription). Its
     # own row, so the table never passes two processes off as one.
-    {"name": "one_match_2_api", "matches": 1, "spectators": 1000, "moves": 30, "gap_s": 0.5,
-     "workers": 2},
+    {
+        "name": "one_match_2_api",
+        "matches": 1,
+        "spectators": 1000,
+        "moves": 30,
+        "gap_s": 0.5,
+        "workers": 2,
+    },
     {"name": "many_matches", "matches": 100, "spectators": 10, "moves": 4, "gap_s": 0.0},
 ]
 GOAL_P99_MS = 100.0
@@ -188,8 +194,9 @@ class _RawSpectator(asyncio.Protocol):
             if end < 0:
                 return
             lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
-            accept = base64.b64encode(hashlib.sha1(
-                (self.key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+            accept = base64.b64encode(
+                hashlib.sha1((self.key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()
+            ).decode()
             pairs = (h.partition(":") for h in lines[1:])
             fields = {k.strip().lower(): v.strip() for k, _, v in pairs}
             ok = (
@@ -230,8 +237,11 @@ class _RawSpectator(asyncio.Protocol):
             elif opcode == 0x9:  # ping: answer (masked), as any client must
                 assert self.transport is not None
                 mask = os.urandom(4)
-                self.transport.write(bytes((0x8A, 0x80 | length)) + mask + bytes(
-                    c ^ mask[i % 4] for i, c in enumerate(payload)))
+                self.transport.write(
+                    bytes((0x8A, 0x80 | length))
+                    + mask
+                    + bytes(c ^ mask[i % 4] for i, c in enumerate(payload))
+                )
             elif opcode != 0xA:
                 self._fail(ConnectionError(f"unexpected opcode {opcode}"))
                 return
@@ -268,6 +278,7 @@ async def _clients(base: str, matches: dict[str, tuple[int, int]]) -> None:
                 recorded = frame.entry.recorded_at.timestamp()
                 if recorded > ready_at[0]:
                     conn.lat.append((now - recorded) * 1000)
+
         return on_frame
 
     async def watch_raw(match_id: str) -> None:
@@ -276,7 +287,8 @@ async def _clients(base: str, matches: dict[str, tuple[int, int]]) -> None:
         async with gate:
             opened: asyncio.Future[None] = loop.create_future()
             _, proto = await loop.create_connection(
-                lambda: _RawSpectator(path, base, receiver(conn), opened), host, int(port))
+                lambda: _RawSpectator(path, base, receiver(conn), opened), host, int(port)
+            )
             await asyncio.wait_for(opened, 60)
             proto.send_text(hello)
         conns.append(conn)
@@ -289,8 +301,13 @@ async def _clients(base: str, matches: dict[str, tuple[int, int]]) -> None:
         conn = _Conn(match_id)
         on_frame = receiver(conn)
         async with gate:
-            ws = await connect(f"ws://{base}/api/matches/{match_id}/ws", ping_interval=None,
-                               max_queue=None, compression=None, open_timeout=60)
+            ws = await connect(
+                f"ws://{base}/api/matches/{match_id}/ws",
+                ping_interval=None,
+                max_queue=None,
+                compression=None,
+                open_timeout=60,
+            )
             await ws.send(hello)
         conns.append(conn)
         with contextlib.suppress(Exception):
@@ -326,10 +343,18 @@ async def _clients(base: str, matches: dict[str, tuple[int, int]]) -> None:
         lost += len(want - set(c.versions))
         dups += len(c.versions) - len(set(c.versions))
     latencies = [x for c in conns for x in c.lat]
-    print(json.dumps({
-        "connections": len(conns), "lost": lost, "duplicates": dups,
-        "closed_early": sum(c.closed for c in conns), "latencies_ms": latencies,
-    }), flush=True)
+    print(
+        json.dumps(
+            {
+                "connections": len(conns),
+                "lost": lost,
+                "duplicates": dups,
+                "closed_early": sum(c.closed for c in conns),
+                "latencies_ms": latencies,
+            }
+        ),
+        flush=True,
+    )
     for t in tasks:
         t.cancel()
 
@@ -350,21 +375,29 @@ class _Driver:
 
     async def ladder(self) -> tuple[str, dict[str, str]]:
         organiser, auth = await self._register()
-        r = await self.http.post(f"/api/admin/players/{organiser}/roles",
-                                 json={"roles": ["organiser"]}, headers=self.admin)
+        r = await self.http.post(
+            f"/api/admin/players/{organiser}/roles",
+            json={"roles": ["organiser"]},
+            headers=self.admin,
+        )
         r.raise_for_status()
-        r = await self.http.post("/api/ladders", json={"name": f"bench-{uuid.uuid4().hex[:8]}"},
-                                 headers=auth)
+        r = await self.http.post(
+            "/api/ladders", json={"name": f"bench-{uuid.uuid4().hex[:8]}"}, headers=auth
+        )
         r.raise_for_status()
         return r.json()["id"], auth
 
     async def match(self, ladder_id: str, organiser: dict[str, str]) -> tuple[str, list[Any]]:
         seats = [await self._register(), await self._register()]
         for _, auth in seats:
-            (await self.http.post(f"/api/ladders/{ladder_id}/members", headers=auth)
-             ).raise_for_status()
-        r = await self.http.post(f"/api/ladders/{ladder_id}/matches",
-                                 json={"players": [seats[0][0], seats[1][0]]}, headers=organiser)
+            (
+                await self.http.post(f"/api/ladders/{ladder_id}/members", headers=auth)
+            ).raise_for_status()
+        r = await self.http.post(
+            f"/api/ladders/{ladder_id}/matches",
+            json={"players": [seats[0][0], seats[1][0]]},
+            headers=organiser,
+        )
         r.raise_for_status()
         return r.json()["match_id"], [auth for _, auth in seats]
 
@@ -382,8 +415,11 @@ class _Driver:
             request = move_request(rng.choice(moves))
             assert request is not None
             path, body = request
-            r = await self.http.post(f"/api/matches/{match_id}/{path}",
-                                     json={**body, "expected_version": version}, headers=auth)
+            r = await self.http.post(
+                f"/api/matches/{match_id}/{path}",
+                json={**body, "expected_version": version},
+                headers=auth,
+            )
             r.raise_for_status()
             return int(r.json()["version"])
         return int(version)
@@ -408,9 +444,16 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
         await asyncio.sleep(0.5)
         rss_before = _rss_kb(server_pid)
         clients = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bench.bench_live", "--clients", base,
+            sys.executable,
+            "-m",
+            "bench.bench_live",
+            "--clients",
+            base,
             json.dumps({m: (spec["spectators"], 2) for m, _ in matches}),  # created + dealt
-            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, limit=1 << 28,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            limit=1 << 28,
         )
         assert clients.stdout is not None and clients.stdin is not None
         line = await asyncio.wait_for(clients.stdout.readline(), 300)
@@ -435,9 +478,20 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
         spy = None
         if os.environ.get("MATCHA_BENCH_LIVE_PROFILE"):  # a flame graph of the server
             spy = subprocess.Popen(
-                ["py-spy", "record", "-p", str(server_pid), "-o",
-                 os.environ["MATCHA_BENCH_LIVE_PROFILE"], "-f", "speedscope", "-r", "200"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                [
+                    "py-spy",
+                    "record",
+                    "-p",
+                    str(server_pid),
+                    "-o",
+                    os.environ["MATCHA_BENCH_LIVE_PROFILE"],
+                    "-f",
+                    "speedscope",
+                    "-r",
+                    "200",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
         await asyncio.gather(*(play(m, s) for m, s in matches))
         if spy is not None:
@@ -473,9 +527,11 @@ async def _scenario(base: str, server_pid: int, spec: dict[str, Any]) -> dict[st
         # CPU per delivered frame does not depend on what else the machine runs
         # (the server's includes handling the moves themselves: HTTP, engine, store).
         "server_cpu_us_per_frame": round(
-            (cpu_after[0] - cpu_before[0]) * 1e6 / max(len(lat), 1), 1),
+            (cpu_after[0] - cpu_before[0]) * 1e6 / max(len(lat), 1), 1
+        ),
         "clients_cpu_us_per_frame": round(
-            (cpu_after[1] - cpu_before[1]) * 1e6 / max(len(lat), 1), 1),
+            (cpu_after[1] - cpu_before[1]) * 1e6 / max(len(lat), 1), 1
+        ),
         "server_cpu_share": round((cpu_after[0] - cpu_before[0]) / played_s, 2),
         "clients_cpu_share": round((cpu_after[1] - cpu_before[1]) / played_s, 2),
     }
@@ -504,11 +560,30 @@ def _start_server(
         "MATCHA_LOG_LEVEL": "warning",
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "service.api.app:create_app", "--factory",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-         "--no-access-log", "--ws-ping-interval", "0", "--backlog", "4096",
-         "--workers", str(workers)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "service.api.app:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+            "--ws-ping-interval",
+            "0",
+            "--backlog",
+            "4096",
+            "--workers",
+            str(workers),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         preexec_fn=_raise_fd_limit,
     )
     base = f"127.0.0.1:{port}"
@@ -546,24 +621,45 @@ def main() -> None:
                 except subprocess.TimeoutExpired:
                     proc.kill()
 
-    header = ("scenario", "api_workers", "connections", "events", "fanout_p50_ms",
-              "fanout_p99_ms", "fanout_max_ms", "lost", "duplicates", "rss_per_connection_kb",
-              "server_cpu_us_per_frame", "clients_cpu_us_per_frame", "load_avg_1m", "goal_met")
+    header = (
+        "scenario",
+        "api_workers",
+        "connections",
+        "events",
+        "fanout_p50_ms",
+        "fanout_p99_ms",
+        "fanout_max_ms",
+        "lost",
+        "duplicates",
+        "rss_per_connection_kb",
+        "server_cpu_us_per_frame",
+        "clients_cpu_us_per_frame",
+        "load_avg_1m",
+        "goal_met",
+    )
     for row in rows:
         row["goal_met"] = row["fanout_p99_ms"] <= GOAL_P99_MS and row["lost"] == 0
     print(" | ".join(f"{h:>13}" for h in header))
     for row in rows:
         print(" | ".join(f"{row[h]!s:>13}" for h in header))
-    print(f"goal: fanout_p99_ms <= {GOAL_P99_MS} and lost == 0, per row (api_workers: API "
-          f"processes; clients: {CLIENT}); load_avg_1m: other work on the machine")
-    merge_results(RESULTS, {
-        "bench": "live",
-        "goal": {"fanout_p99_ms": GOAL_P99_MS, "lost": 0},
-        "scenarios": rows,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "note": "load_avg_1m: other work on the machine competes for its cores"},
-        "measured_at": datetime.now().astimezone().isoformat(timespec="seconds"),
-    })
+    print(
+        f"goal: fanout_p99_ms <= {GOAL_P99_MS} and lost == 0, per row (api_workers: API "
+        f"processes; clients: {CLIENT}); load_avg_1m: other work on the machine"
+    )
+    merge_results(
+        RESULTS,
+        {
+            "bench": "live",
+            "goal": {"fanout_p99_ms": GOAL_P99_MS, "lost": 0},
+            "scenarios": rows,
+            "machine": {
+                "cpus": os.cpu_count(),
+                "python": platform.python_version(),
+                "note": "load_avg_1m: other work on the machine competes for its cores",
+            },
+            "measured_at": datetime.now().astimezone().isoformat(timespec="seconds"),
+        },
+    )
     print(f"wrote {RESULTS.relative_to(ROOT)}")
 
 

@@ -33,15 +33,29 @@ BANNER = "Matcha is running"
 
 
 def _start(data: Path, port: int, log: Path) -> tuple[subprocess.Popen[bytes], float]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "REDIS_URL", "MATCHA_ADMIN_TOKEN")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "MATCHA_ADMIN_TOKEN")
+    }
     out = log.with_suffix(".out")
     started = time.perf_counter()
     with out.open("wb") as stdout, log.open("wb") as stderr:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "run", "--data-dir", str(data),
-             "--port", str(port)],
-            stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, env=env,
+            [
+                sys.executable,
+                "-m",
+                "service.cli",
+                "run",
+                "--data-dir",
+                str(data),
+                "--port",
+                str(port),
+            ],
+            stdout=stdout,
+            stderr=stderr,
+            stdin=subprocess.DEVNULL,
+            env=env,
         )
     while BANNER not in out.read_text(errors="replace"):
         if proc.poll() is not None or time.perf_counter() - started > 180:

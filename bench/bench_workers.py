@@ -127,7 +127,11 @@ CROSS JOIN generate_series(1, 2) AS v
 
 
 def _load_synthetic(
-    conn: psycopg.Connection, matches: int, players: int, *, ladder: str = "elo",
+    conn: psycopg.Connection,
+    matches: int,
+    players: int,
+    *,
+    ladder: str = "elo",
     recorded_at: str = "now()",
 ) -> float:
     """Insert the synthetic ladder; returns seconds spent. ``recorded_at`` is the
@@ -147,8 +151,9 @@ def _load_synthetic(
             conn.execute(f"DROP INDEX {name}")
     conn.execute("SET maintenance_work_mem = '256MB'")
     conn.execute(
-        _SYNTHETIC.format(matches=matches, n=players, zeros="00" * 32, ladder=ladder,
-                          recorded_at=recorded_at).replace("%%", "%")
+        _SYNTHETIC.format(
+            matches=matches, n=players, zeros="00" * 32, ladder=ladder, recorded_at=recorded_at
+        ).replace("%%", "%")
     )
     for _name, definition, constraint, condef in indexes:
         if constraint:
@@ -165,18 +170,23 @@ def bench_elo(url: str) -> dict[str, Any]:
     with psycopg.connect(url, autocommit=True) as conn:
         _seed_ladder(conn, "elo")
         load_s = _load_synthetic(conn, ELO_MATCHES, ELO_PLAYERS)
-        print(f"   loaded {ELO_MATCHES:,} synthetic matches of {ELO_PLAYERS:,} players"
-              f" in {load_s:.1f} s")
+        print(
+            f"   loaded {ELO_MATCHES:,} synthetic matches of {ELO_PLAYERS:,} players"
+            f" in {load_s:.1f} s"
+        )
     runs = []
     for _ in range(2 if ELO_AGAIN else 1):
-        with (psycopg.connect(url, autocommit=True) as conn,
-              psycopg.connect(url, autocommit=True) as reader):
+        with (
+            psycopg.connect(url, autocommit=True) as conn,
+            psycopg.connect(url, autocommit=True) as reader,
+        ):
             phases: dict[str, float] = {}
             backends0 = [_backend_cpu_s(c) for c in (conn, reader)]
             t0, cpu0 = time.perf_counter(), time.process_time()
 
-            def progress(phase: str, done: int, total: int, t0: float = t0,
-                         phases: dict[str, float] = phases) -> None:
+            def progress(
+                phase: str, done: int, total: int, t0: float = t0, phases: dict[str, float] = phases
+            ) -> None:
                 phases.setdefault(phase, time.perf_counter() - t0)
 
             result = apply_ladder(conn, "elo", full=True, reader=reader, progress=progress)
@@ -233,22 +243,26 @@ async def _visible(url: str, prefix: str) -> list[float]:
             return body["id"], {"Authorization": f"Bearer {body['token']}"}
 
         org, org_auth = await register()
-        await client.post(f"/api/admin/players/{org}/roles", json={"roles": ["organiser"]},
-                          headers=admin)
-        r = await client.post("/api/ladders", json={"name": f"vis-{prefix}", "ruleset": "duel"},
-                              headers=org_auth)
+        await client.post(
+            f"/api/admin/players/{org}/roles", json={"roles": ["organiser"]}, headers=admin
+        )
+        r = await client.post(
+            "/api/ladders", json={"name": f"vis-{prefix}", "ruleset": "duel"}, headers=org_auth
+        )
         ladder_id = r.json()["id"]
         players = [await register() for _ in range(4)]
         for _, auth in players:
             await client.post(f"/api/ladders/{ladder_id}/members", headers=auth)
         for k in range(VISIBLE_MATCHES):
             (a, a_auth), (b, b_auth) = rng.sample(players, 2)
-            r = await client.post(f"/api/ladders/{ladder_id}/matches",
-                                  json={"players": [a, b]}, headers=org_auth)
+            r = await client.post(
+                f"/api/ladders/{ladder_id}/matches", json={"players": [a, b]}, headers=org_auth
+            )
             match_id = r.json()["match_id"]
             auths = (a_auth, b_auth)
-            views = [(await client.get(f"/api/matches/{match_id}", headers=h)).json()
-                     for h in auths]
+            views = [
+                (await client.get(f"/api/matches/{match_id}", headers=h)).json() for h in auths
+            ]
             bots = (random_bot, heuristic_bot)
             ended_at = None
             while ended_at is None:
@@ -258,14 +272,16 @@ async def _visible(url: str, prefix: str) -> list[float]:
                         continue
                     route, body = request
                     body["expected_version"] = views[seat]["version"]
-                    r = await client.post(f"/api/matches/{match_id}/{route}", json=body,
-                                          headers=auths[seat])
+                    r = await client.post(
+                        f"/api/matches/{match_id}/{route}", json=body, headers=auths[seat]
+                    )
                     if r.json()["view"]["result"] is not None:
                         ended_at = time.perf_counter()  # the match-ending command answered
                         break
                     views[seat] = r.json()["view"]
-                    views[1 - seat] = (await client.get(f"/api/matches/{match_id}",
-                                                        headers=auths[1 - seat])).json()
+                    views[1 - seat] = (
+                        await client.get(f"/api/matches/{match_id}", headers=auths[1 - seat])
+                    ).json()
             while True:
                 board = (await client.get(f"/api/ladders/{ladder_id}/leaderboard")).json()
                 if board["matches"] >= k + 1:
@@ -281,9 +297,14 @@ def bench_visible(url: str) -> dict[str, Any]:
     prefix = f"bench-{uuid.uuid4().hex[:8]}"
     worker = subprocess.Popen(
         [sys.executable, "-m", "service.cli", "worker", "--no-fork", "--no-catch-up"],
-        env={**os.environ, "DATABASE_URL": url, "REDIS_URL": REDIS_URL,
-             "MATCHA_REDIS_PREFIX": prefix},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={
+            **os.environ,
+            "DATABASE_URL": url,
+            "REDIS_URL": REDIS_URL,
+            "MATCHA_REDIS_PREFIX": prefix,
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         latencies = asyncio.run(_visible(url, prefix))
@@ -319,25 +340,46 @@ def _self_played(conn: psycopg.Connection, count: int) -> list[str]:
         )
     start = datetime(2026, 1, 1, tzinfo=UTC)
     match_ids = []
-    with conn.cursor() as cur, cur.copy(
-        "COPY events (match_id, version, type, data, actor, recorded_at, prev_hash, hash)"
-        " FROM STDIN"
-    ) as copy:
+    with (
+        conn.cursor() as cur,
+        cur.copy(
+            "COPY events (match_id, version, type, data, actor, recorded_at, prev_hash, hash)"
+            " FROM STDIN"
+        ) as copy,
+    ):
         for i in range(count):
             match_id = f"arch-m{i}"
-            _, log = play_match((random_bot, heuristic_bot), STANDARD if i % 2 else DUEL, rng,
-                                match_id=match_id)
+            _, log = play_match(
+                (random_bot, heuristic_bot), STANDARD if i % 2 else DUEL, rng, match_id=match_id
+            )
             a, b = rng.sample(names, 2)
             from msgspec.structs import replace
+
             log[0] = replace(log[0], players=(a, b), ladder_id="arch")
             prev = GENESIS_HASH
             for version, event in enumerate(log, start=1):
                 at = start + timedelta(seconds=i * 600 + version)
                 data = encode_event(event)
-                h = row_hash(prev, match_id=match_id, version=version, actor="system",
-                             recorded_at=at, event_bytes=data)
-                copy.write_row((match_id, version, type(event).__struct_config__.tag,
-                                data.decode(), "system", at, prev, h))
+                h = row_hash(
+                    prev,
+                    match_id=match_id,
+                    version=version,
+                    actor="system",
+                    recorded_at=at,
+                    event_bytes=data,
+                )
+                copy.write_row(
+                    (
+                        match_id,
+                        version,
+                        type(event).__struct_config__.tag,
+                        data.decode(),
+                        "system",
+                        at,
+                        prev,
+                        h,
+                    )
+                )
                 prev = h
             match_ids.append(match_id)
     return match_ids
@@ -409,7 +451,8 @@ def bench_archives(url: str) -> dict[str, Any]:
             enqueue(match_id, prefix)
         t0 = time.perf_counter()
         SimpleWorker(queues(redis=redis, prefix=prefix), connection=redis).work(
-            burst=True, logging_level="WARNING")
+            burst=True, logging_level="WARNING"
+        )
         return time.perf_counter() - t0
 
     def by_the_runner() -> None:
@@ -486,13 +529,17 @@ def main() -> None:
     results: dict[str, Any] = {}
     # Each measurement gets its own database: the API's start-up catch-ups, for
     # one, would otherwise walk the million synthetic matches.
-    print(f"-- Elo recompute: {ELO_MATCHES:,} matches, {ELO_PLAYERS:,} players"
-          + ("" if ELO_MATCHES == 1_000_000 else "  (REDUCED size)"))
+    print(
+        f"-- Elo recompute: {ELO_MATCHES:,} matches, {ELO_PLAYERS:,} players"
+        + ("" if ELO_MATCHES == 1_000_000 else "  (REDUCED size)")
+    )
     with throwaway_database() as url:
         results["python_loop_ns_at_elo"] = _python_loop_ns()
         results |= bench_elo(url)
-    print(f"   {results['elo_recompute_matches_per_s']:,.0f} matches/s"
-          f" ({results['elo_recompute_s']:.2f} s)")
+    print(
+        f"   {results['elo_recompute_matches_per_s']:,.0f} matches/s"
+        f" ({results['elo_recompute_s']:.2f} s)"
+    )
     print(f"-- rating visible: {VISIBLE_MATCHES} matches over HTTP, worker subprocess")
     with throwaway_database() as url:
         results |= bench_visible(url)
@@ -503,8 +550,9 @@ def main() -> None:
         results |= bench_archives(url)
     print(f"   {results['archive_builds_per_s']:,.1f} builds/s")
     results["load_average"] = os.getloadavg()[0]
-    results["python_loop_ns"] = max(_python_loop_ns(), results["python_loop_ns_at_elo"],
-                                    results["python_loop_ns_at_archives"])
+    results["python_loop_ns"] = max(
+        _python_loop_ns(), results["python_loop_ns_at_elo"], results["python_loop_ns_at_archives"]
+    )
     results["machine"] = f"{platform.machine()}, {os.cpu_count()} cores"
     results["targets"] = {k: f"{op} {v}" for k, (op, v) in TARGETS.items()}
 
@@ -517,30 +565,46 @@ def main() -> None:
     for metric, value, unit in rows:
         print(f"{metric:34} {value:>14,.1f}  {unit:10} {_meets(metric, value)}")
     if results["elo_recompute_again_matches_per_s"]:
-        print(f"{'  recompute again (replace ladder)':34}"
-              f" {results['elo_recompute_again_matches_per_s']:>14,.1f}  matches/s")
+        print(
+            f"{'  recompute again (replace ladder)':34}"
+            f" {results['elo_recompute_again_matches_per_s']:>14,.1f}  matches/s"
+        )
     phases = results["elo_phases_s"]
-    print(f"{'  phases (s): read / rate / write':34} {phases['read_ladder_matches']:>6.2f} /"
-          f" {phases['rate']:.2f} / {phases['write_and_commit']:.2f}")
+    print(
+        f"{'  phases (s): read / rate / write':34} {phases['read_ladder_matches']:>6.2f} /"
+        f" {phases['rate']:.2f} / {phases['write_and_commit']:.2f}"
+    )
     cpu = results["elo_recompute_cpu_s"]
-    print(f"{'  recompute CPU (s): Python / PG':34} {cpu['python']:>6.2f} /"
-          f" {cpu.get('postgres', float('nan')):.2f} (the two backends)")
+    print(
+        f"{'  recompute CPU (s): Python / PG':34} {cpu['python']:>6.2f} /"
+        f" {cpu.get('postgres', float('nan')):.2f} (the two backends)"
+    )
     print(f"{'  rating visible, max':34} {results['rating_visible_max_ms']:>14,.1f}  ms")
-    print(f"{'  archive builds by the runner':34}"
-          f" {results['archive_builds_per_s_by_the_runner']:>14,.1f}"
-          "  builds/s (the projection catching up on the log)")
-    print(f"{'  archive build, worker CPU':34} {results['archive_build_cpu_ms']:>14,.2f}  ms"
-          f" (PostgreSQL backend: {results['archive_build_pg_cpu_ms'] or 0:,.2f} ms)")
-    print(f"{'  one match per job body / RQ job':34}"
-          f" {results['archive_single_builds_per_s']:>14,.1f}  builds/s"
-          f" ({results['archive_single_build_cpu_ms']:,.2f} ms CPU);"
-          f" {results['archive_single_jobs_per_s_via_rq']:,.1f} /s via RQ")
-    print(f"{'  archive size, average':34} {results['archive_avg_bytes']:>14,.0f}  bytes"
-          f" (gzip; {results['archive_avg_raw_bytes']:,.0f} raw JSON,"
-          f" {results['archive_avg_events']:.0f} events)")
-    print(f"(load average {results['load_average']:.2f}; {results['machine']}; a bare Python"
-          f" `s += i` loop took up to {results['python_loop_ns']:.0f} ns/iteration during the"
-          " run, ~30 ns on an idle core of this kind: scale the CPU-bound numbers by that)")
+    print(
+        f"{'  archive builds by the runner':34}"
+        f" {results['archive_builds_per_s_by_the_runner']:>14,.1f}"
+        "  builds/s (the projection catching up on the log)"
+    )
+    print(
+        f"{'  archive build, worker CPU':34} {results['archive_build_cpu_ms']:>14,.2f}  ms"
+        f" (PostgreSQL backend: {results['archive_build_pg_cpu_ms'] or 0:,.2f} ms)"
+    )
+    print(
+        f"{'  one match per job body / RQ job':34}"
+        f" {results['archive_single_builds_per_s']:>14,.1f}  builds/s"
+        f" ({results['archive_single_build_cpu_ms']:,.2f} ms CPU);"
+        f" {results['archive_single_jobs_per_s_via_rq']:,.1f} /s via RQ"
+    )
+    print(
+        f"{'  archive size, average':34} {results['archive_avg_bytes']:>14,.0f}  bytes"
+        f" (gzip; {results['archive_avg_raw_bytes']:,.0f} raw JSON,"
+        f" {results['archive_avg_events']:.0f} events)"
+    )
+    print(
+        f"(load average {results['load_average']:.2f}; {results['machine']}; a bare Python"
+        f" `s += i` loop took up to {results['python_loop_ns']:.0f} ns/iteration during the"
+        " run, ~30 ns on an idle core of this kind: scale the CPU-bound numbers by that)"
+    )
     merge_results(RESULTS, results)
 
 

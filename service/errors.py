@@ -13,6 +13,7 @@ from typing import ClassVar
 class MatchaError(Exception):
     status: ClassVar[int] = 400
     default_code: ClassVar[str] = "bad_request"
+
     def __init__(self, detail: str, *, code: str | None = None) -> None:
         super().__init__(detail)
         self.code = code or self.default_code

@@ -65,7 +65,8 @@ class Api:
         """A new account the admin has given ``role``."""
         account = await self.register()
         response = await self.client.post(
-            f"/api/admin/players/{account.id}/roles", json={"roles": [role]},
+            f"/api/admin/players/{account.id}/roles",
+            json={"roles": [role]},
             headers=self.admin.auth,
         )
         assert response.status_code == 200, response.text
@@ -75,8 +76,12 @@ class Api:
         return await self.with_role("organiser")
 
     async def ladder(
-        self, organiser: Account, ruleset: str = "standard", *,
-        members: Iterable[Account] = (), **extra: Any,
+        self,
+        organiser: Account,
+        ruleset: str = "standard",
+        *,
+        members: Iterable[Account] = (),
+        **extra: Any,
     ) -> str:
         """A new ladder (``extra``: its other settings) that ``members`` have joined."""
         response = await self.client.post(
@@ -174,8 +179,12 @@ async def serve_in_process(settings: Settings) -> AsyncIterator[str]:
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(settings), host="127.0.0.1", port=port, log_level="warning",
-            lifespan="on", ws_ping_interval=None,
+            create_app(settings),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            ws_ping_interval=None,
         )
     )
     task = asyncio.create_task(server.serve())

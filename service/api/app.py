@@ -74,6 +74,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("matcha.api")
 
+
 class AppState(State):
     """``app.state``, typed: what the lifespan and the parts put there."""
 

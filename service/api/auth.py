@@ -82,8 +82,6 @@ class TokenCache:
         self._entries.drop(lambda _, entry: entry[1].id != player_id)
 
 
-
-
 async def player_by_id(conn: AsyncConnection, player_id: str) -> Player | None:
     cur = await conn.execute("SELECT id, name, roles FROM players WHERE id = %s", (player_id,))
     row = await cur.fetchone()

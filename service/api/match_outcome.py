@@ -86,9 +86,7 @@ async def match_outcome(
     Told once the match is over, to everyone (the viewer policy opens the
     replay then; only public facts are read)."""
     facts, folded = await matches.current_facts(match_id)
-    seen = seen_by(
-        facts, caller_of(viewer), over=is_terminal(folded.state), channel="view"
-    )
+    seen = seen_by(facts, caller_of(viewer), over=is_terminal(folded.state), channel="view")
     shown = view(folded.state, "spectator", hide_hands_in_replay=seen.hide)
     if shown.result is None:
         raise Conflict(

@@ -154,7 +154,10 @@ def _system(settings: RatingSettings) -> System:
 
 
 def current_rd(
-    settings: Glicko2Settings, rd: float, volatility: float, period: int | None,
+    settings: Glicko2Settings,
+    rd: float,
+    volatility: float,
+    period: int | None,
     now: datetime | None = None,
 ) -> float:
     """The RD a player would enter the current rating period with: their stored
@@ -198,8 +201,12 @@ def _trend(afters: list[float], befores: list[float], periods: list[int] | None)
 
 
 def _uncertainty(
-    settings: RatingSettings, rating: float, rd: float | None, volatility: float | None,
-    period: int | None, provisional: bool,
+    settings: RatingSettings,
+    rating: float,
+    rd: float | None,
+    volatility: float | None,
+    period: int | None,
+    provisional: bool,
 ) -> tuple[float | None, tuple[float, float] | None, bool]:
     """``(RD now, rating ± 2 RD, provisional)`` of a stored row."""
     if not isinstance(settings, Glicko2Settings) or rd is None or volatility is None:
@@ -209,7 +216,11 @@ def _uncertainty(
 
 
 async def standings(
-    conn: AsyncConnection, ladder_id: str, *, limit: int | None = None, offset: int = 0,
+    conn: AsyncConnection,
+    ladder_id: str,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
     settings: RatingSettings | None = None,
 ) -> list[Standing]:
     settings = settings or await _ladder_settings(conn, ladder_id)
@@ -218,24 +229,26 @@ async def standings(
     out = []
     for i, r in enumerate(await cur.fetchall(), start=1):
         rd, interval, provisional = _uncertainty(settings, r[2], r[14], r[15], r[16], r[7])
-        out.append(Standing(
-            rank=offset + i,
-            player_id=r[0],
-            name=r[1],
-            system=system,
-            rating=r[2],
-            rd=rd,
-            interval=interval,
-            games=r[3],
-            wins=r[4],
-            draws=r[5],
-            losses=r[6],
-            timeouts=r[13],
-            provisional=provisional,
-            peak=max(r[8], r[2]),
-            reached_master=r[9],
-            trend=_trend(r[10] or [], r[11] or [], r[12]),
-        ))
+        out.append(
+            Standing(
+                rank=offset + i,
+                player_id=r[0],
+                name=r[1],
+                system=system,
+                rating=r[2],
+                rd=rd,
+                interval=interval,
+                games=r[3],
+                wins=r[4],
+                draws=r[5],
+                losses=r[6],
+                timeouts=r[13],
+                provisional=provisional,
+                peak=max(r[8], r[2]),
+                reached_master=r[9],
+                trend=_trend(r[10] or [], r[11] or [], r[12]),
+            )
+        )
     return out
 
 
@@ -292,8 +305,13 @@ async def player_ratings(
 
 
 async def rating_history(
-    pool: AsyncConnectionPool, ladder_id: str, player_id: str, *, limit: int | None = None,
-    after_game: int = 0, positions: tuple[int, int] | None = None,
+    pool: AsyncConnectionPool,
+    ladder_id: str,
+    player_id: str,
+    *,
+    limit: int | None = None,
+    after_game: int = 0,
+    positions: tuple[int, int] | None = None,
 ) -> PlayerRatings:
     """A player's rating and history (``positions``: only matches in ``(lo, hi]``)."""
     lo, hi = positions or (0, 2**62)
@@ -318,7 +336,8 @@ async def rating_history(
         rows = await cur.fetchall()
     rd, interval, provisional = (
         _uncertainty(settings, current[0], current[3], current[4], current[5], current[2])
-        if current else (None, None, True)
+        if current
+        else (None, None, True)
     )
     return PlayerRatings(
         ladder_id=ladder_id,
@@ -398,8 +417,9 @@ async def expected(
         rb = found[b][0] if b in found else settings.initial
         e_a = elo_expected(ra, rb, settings.max_difference)
         e_b = elo_expected(rb, ra, settings.max_difference)
-    return Expected(ladder_id=ladder_id, system=_system(settings), a=a, b=b,
-                    expected_a=e_a, expected_b=e_b)
+    return Expected(
+        ladder_id=ladder_id, system=_system(settings), a=a, b=b, expected_a=e_a, expected_b=e_b
+    )
 
 
 @get(

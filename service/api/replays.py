@@ -120,9 +120,7 @@ def record_facts(record: MatchRecord) -> MatchFacts:
     created = record.events[0].event
     if not isinstance(created, MatchCreated):
         raise NotFound("This record does not begin with the match's creation.")
-    terms = created.terms or MatchTerms(
-        hide_hands_in_replay=record.headers.hide_hands_in_replay
-    )
+    terms = created.terms or MatchTerms(hide_hands_in_replay=record.headers.hide_hands_in_replay)
     return MatchFacts(created=created, terms=terms)
 
 
@@ -148,9 +146,7 @@ async def get_replay(match_id: str, pool: AsyncConnectionPool, viewer: Player | 
     facts = record_facts(archive.record)
     who: Viewer = "omniscient" if viewer is not None and viewer.has("admin") else "spectator"
     async with pool.connection() as conn:
-        headers = shown_headers(
-            await with_ratings_async(conn, archive.record.headers), facts, who
-        )
+        headers = shown_headers(await with_ratings_async(conn, archive.record.headers), facts, who)
     return Replay(
         format=archive.format,
         headers=headers,

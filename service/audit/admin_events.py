@@ -60,9 +60,7 @@ def admin_check(rows: Sequence[RawRow]) -> AdminCheck:
         return AdminCheck(
             status="inconsistent",
             events=count,
-            first_problem=Finding.at(
-                row, problem=problem, logged=row.data
-            ),
+            first_problem=Finding.at(row, problem=problem, logged=row.data),
         )
 
     for row in rows:

@@ -192,8 +192,7 @@ def build_report(
         )
     if signed.first_unsigned is not None:
         reasons.append(
-            f"unsigned at version {signed.first_unsigned.version}: "
-            f"{signed.first_unsigned.problem}"
+            f"unsigned at version {signed.first_unsigned.version}: {signed.first_unsigned.problem}"
         )
     if held.first_problem is not None:
         where = held.first_problem.version

@@ -75,9 +75,8 @@ def fairness(rows: Sequence[RawRow], seed: str | None, *, live: bool) -> Fairnes
                 problem=f"unknown dealing scheme {created.dealing_scheme!r}",
             ),
         )
-    if (
-        not dealing.valid_seed(seed)
-        or created.seed_commitment != dealing.expected_commitment(created, seed)
+    if not dealing.valid_seed(seed) or created.seed_commitment != dealing.expected_commitment(
+        created, seed
     ):
         if (
             created.dealing_scheme == dealing.SCHEME

@@ -95,8 +95,10 @@ def render(report: AuditReport, *, log: bool = True) -> str:
     if sg.note:
         out.append(f"    note: {sg.note}")
     ev = r.evidence
-    held = f"checkpoint {ev.checkpoint} at version {ev.checkpoint_version}" if ev.checkpoint else (
-        "no checkpoint"
+    held = (
+        f"checkpoint {ev.checkpoint} at version {ev.checkpoint_version}"
+        if ev.checkpoint
+        else ("no checkpoint")
     )
     out.append(f"Evidence: {ev.status} ({held}, {ev.receipts} receipts)")
     out += _finding(ev.first_problem)

@@ -37,8 +37,19 @@ COLUMNS = (
 
 
 def _row(values: tuple[Any, ...]) -> RawRow:
-    (position, match_id, version, type_, text, actor, recorded_at, prev_hash, hash_, key_id,
-     signature) = values
+    (
+        position,
+        match_id,
+        version,
+        type_,
+        text,
+        actor,
+        recorded_at,
+        prev_hash,
+        hash_,
+        key_id,
+        signature,
+    ) = values
     data = msgspec.json.decode(text)
     return RawRow(
         position=position,

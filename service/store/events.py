@@ -163,8 +163,19 @@ def event_type(event: Event) -> str:
 
 
 def _row_to_stored(row: tuple[Any, ...]) -> StoredEvent:
-    (position, match_id, version, type_, data, actor, recorded_at, prev_hash, hash_, key_id,
-     signature) = row
+    (
+        position,
+        match_id,
+        version,
+        type_,
+        data,
+        actor,
+        recorded_at,
+        prev_hash,
+        hash_,
+        key_id,
+        signature,
+    ) = row
     return StoredEvent(
         position=position,
         match_id=match_id,

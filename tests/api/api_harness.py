@@ -16,8 +16,16 @@ from service.engine import State, fold
 
 ADMIN_TOKEN = "admin-token-for-tests-" + "x" * 20
 
-__all__ = ["ADMIN_TOKEN", "Account", "Api", "assert_problem", "events_rows", "omniscient_state",
-           "play_out", "stored_log"]
+__all__ = [
+    "ADMIN_TOKEN",
+    "Account",
+    "Api",
+    "assert_problem",
+    "events_rows",
+    "omniscient_state",
+    "play_out",
+    "stored_log",
+]
 
 
 class Api(_Api):

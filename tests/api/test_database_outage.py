@@ -33,9 +33,10 @@ async def test_requests_while_the_database_is_down_are_503s_and_play_resumes_aft
             redis=RedisSettings(url=redis_server_url, prefix=redis_prefix),
             api=ApiSettings(admin_token=ADMIN_TOKEN, admin_name="admin"),
         )
-        async with serve_in_process(settings) as base, httpx.AsyncClient(
-            base_url=f"http://{base}", timeout=30
-        ) as client:
+        async with (
+            serve_in_process(settings) as base,
+            httpx.AsyncClient(base_url=f"http://{base}", timeout=30) as client,
+        ):
             api = Api(client)  # type: ignore[arg-type]
             match_id, a, b = await api.new_match("duel")
             view = await api.view(match_id, a)
@@ -50,11 +51,13 @@ async def test_requests_while_the_database_is_down_are_503s_and_play_resumes_aft
             body = assert_problem(down, 503, "database_unavailable")
             assert "Idempotency-Key" in body["detail"]
             assert int(down.headers["retry-after"]) > 0
-            assert_problem(await client.get(f"/api/matches/{match_id}"), 503,
-                           "database_unavailable")
+            assert_problem(
+                await client.get(f"/api/matches/{match_id}"), 503, "database_unavailable"
+            )
             # Live streams: SSE is refused the same way, a WebSocket is told to retry.
-            assert_problem(await client.get(f"/api/matches/{match_id}/stream"), 503,
-                           "database_unavailable")
+            assert_problem(
+                await client.get(f"/api/matches/{match_id}/stream"), 503, "database_unavailable"
+            )
             async with connect(f"ws://{base}/api/matches/{match_id}/ws?token={mover.token}") as ws:
                 with pytest.raises(ConnectionClosed) as closed:
                     await ws.recv()
@@ -65,8 +68,9 @@ async def test_requests_while_the_database_is_down_are_503s_and_play_resumes_aft
             # As a client does: retry with the same key while told to (the pool
             # reconnects in the background, with backoff).
             deadline = time.monotonic() + 60
-            while (retried := await client.post(f"/api/matches/{match_id}/pass", **move)
-                   ).status_code == 503 and time.monotonic() < deadline:
+            while (
+                retried := await client.post(f"/api/matches/{match_id}/pass", **move)
+            ).status_code == 503 and time.monotonic() < deadline:
                 await asyncio.sleep(0.5)
             assert retried.status_code == 200, retried.text
             after = await api.view(match_id, mover)

@@ -26,8 +26,10 @@ pytestmark = pytest.mark.anyio
 async def _truth(url: str, match_id: str) -> tuple[Any, Any, int]:
     events, seed = await stored_log(url, match_id)
     assert seed is not None
-    return fold(events, seed, times=await recorded_times(url, match_id)), summarise(events), len(
-        events
+    return (
+        fold(events, seed, times=await recorded_times(url, match_id)),
+        summarise(events),
+        len(events),
     )
 
 

@@ -25,13 +25,33 @@ ROUTES = ["play", "play", "play", "pass", "keep", "nope", "play/../pass"]
 def _value(rng: random.Random, depth: int = 0) -> Any:
     """A JSON value a careless or malicious client might send in any field."""
     choices: list[Any] = [
-        None, True, False, 0, -1, 2**63, 1.5, float("inf") if depth else 1e308, "",
-        rng.choice(CARDS), rng.choice(CARDS).lower(), "M5", "Z3", "number", "suit", "both",
-        "\u0000", "é" * 3, "x" * 5000, "<script>", "' OR 1=1 --",
+        None,
+        True,
+        False,
+        0,
+        -1,
+        2**63,
+        1.5,
+        float("inf") if depth else 1e308,
+        "",
+        rng.choice(CARDS),
+        rng.choice(CARDS).lower(),
+        "M5",
+        "Z3",
+        "number",
+        "suit",
+        "both",
+        "\u0000",
+        "é" * 3,
+        "x" * 5000,
+        "<script>",
+        "' OR 1=1 --",
     ]
     if depth < 3:
-        choices += [[_value(rng, depth + 1) for _ in range(rng.randrange(4))],
-                    {rng.choice(["card", "target", "cards", "seat", "x"]): _value(rng, depth + 1)}]
+        choices += [
+            [_value(rng, depth + 1) for _ in range(rng.randrange(4))],
+            {rng.choice(["card", "target", "cards", "seat", "x"]): _value(rng, depth + 1)},
+        ]
     value = rng.choice(choices)
     return None if value == float("inf") else value
 
@@ -41,9 +61,13 @@ def _hostile_body(rng: random.Random, route: str) -> bytes | dict[str, Any] | li
     if kind == 0:
         return rng.choice([b"", b"{", b"null", b"[]", b"\xff\xfe", b'{"card": "M1"' * 50])
     if kind == 1:
-        return {k: _value(rng) for k in rng.sample(
-            ["card", "target", "cards", "expected_version", "seat", "player", "version"],
-            rng.randrange(1, 4))}
+        return {
+            k: _value(rng)
+            for k in rng.sample(
+                ["card", "target", "cards", "expected_version", "seat", "player", "version"],
+                rng.randrange(1, 4),
+            )
+        }
     # Well formed, and wrong in what it says: a card not held, a taken target, a
     # stale version, the wrong phase, another's turn (with the headers' wrong seat).
     body: dict[str, Any] = {}
@@ -57,8 +81,17 @@ def _hostile_body(rng: random.Random, route: str) -> bytes | dict[str, Any] | li
 
 
 def _hostile_headers(rng: random.Random, seats: list[dict[str, str]]) -> dict[str, Any]:
-    headers: dict[str, Any] = dict(rng.choice([*seats, {}, {"Authorization": "Bearer forged"},
-                               {"Authorization": "Basic eA=="}, {"Authorization": "Bearer "}]))
+    headers: dict[str, Any] = dict(
+        rng.choice(
+            [
+                *seats,
+                {},
+                {"Authorization": "Bearer forged"},
+                {"Authorization": "Basic eA=="},
+                {"Authorization": "Bearer "},
+            ]
+        )
+    )
     if rng.random() < 0.4:
         headers["If-Match"] = rng.choice(["0", "-3", "abc", "1.5", "99999999999999999999", ""])
     if rng.random() < 0.3:
@@ -90,7 +123,8 @@ async def test_hostile_commands_never_crash_the_server_or_touch_the_log(
                 )
                 response = await api.client.post(
                     f"/api/matches/{match_id}/{route}",
-                    headers=_hostile_headers(rng, [s.auth for s in seats]), **kwargs,
+                    headers=_hostile_headers(rng, [s.auth for s in seats]),
+                    **kwargs,
                 )
                 assert response.status_code < 500, response.text
                 if response.status_code >= 400:
@@ -105,8 +139,9 @@ async def test_hostile_commands_never_crash_the_server_or_touch_the_log(
                 if request is not None:
                     route, move = request
                     move["expected_version"] = views[seat]["version"]
-                    ok = await api.client.post(f"/api/matches/{match_id}/{route}", json=move,
-                                               headers=seats[seat].auth)
+                    ok = await api.client.post(
+                        f"/api/matches/{match_id}/{route}", json=move, headers=seats[seat].auth
+                    )
                     assert ok.status_code == 200, ok.text
                     break
     # Hostile requests were refused in every way a client can be wrong...

@@ -116,9 +116,10 @@ async def test_an_oversized_body_is_refused_before_it_is_read(settings: Settings
     # Through a real server: the in-process test client can hang at shutdown when an
     # app stops reading a body it is still sending.
     huge = b'{"events": [' + b'"x",' * (MAX_BODY_BYTES // 4) + b'"x"]}'
-    async with serve_in_process(settings) as base, httpx.AsyncClient(
-        base_url=f"http://{base}", timeout=30
-    ) as client:
+    async with (
+        serve_in_process(settings) as base,
+        httpx.AsyncClient(base_url=f"http://{base}", timeout=30) as client,
+    ):
         response = await client.post(
             "/api/records/check", content=huge, headers={"content-type": "application/json"}
         )

@@ -94,8 +94,13 @@ class Forger:
             "INSERT INTO events (match_id, version, type, data, actor, recorded_at,"
             " prev_hash, hash) VALUES (%s, %s, %s, %s::jsonb, %s, now(), %s, %s)",
             (
-                self.match_id, version, event_type(event), encode_event(event).decode(),
-                actor, GENESIS_HASH, GENESIS_HASH,
+                self.match_id,
+                version,
+                event_type(event),
+                encode_event(event).decode(),
+                actor,
+                GENESIS_HASH,
+                GENESIS_HASH,
             ),
         )
 
@@ -112,8 +117,12 @@ class Forger:
             prev = GENESIS_HASH
             for position, version, data, actor, recorded_at in await cur.fetchall():
                 h = row_hash(
-                    prev, match_id=self.match_id, version=version, actor=actor,
-                    recorded_at=recorded_at, event_bytes=encode_event(decode_event(data)),
+                    prev,
+                    match_id=self.match_id,
+                    version=version,
+                    actor=actor,
+                    recorded_at=recorded_at,
+                    event_bytes=encode_event(decode_event(data)),
                 )
                 await conn.execute(
                     "UPDATE events SET prev_hash = %s, hash = %s WHERE position = %s",

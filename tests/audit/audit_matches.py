@@ -106,7 +106,11 @@ def chain_rows(
             version += 1
             raw = encode_event(event)
             h = row_hash(
-                prev, match_id=match_id, version=version, actor=actor, recorded_at=at,
+                prev,
+                match_id=match_id,
+                version=version,
+                actor=actor,
+                recorded_at=at,
                 event_bytes=raw,
             )
             rows.append(
@@ -134,8 +138,12 @@ def rechain(rows: list[RawRow]) -> list[RawRow]:
     prev = GENESIS_HASH
     for row in rows:
         h = row_hash(
-            prev, match_id=row.match_id, version=row.version, actor=row.actor or "",
-            recorded_at=row.recorded_at, event_bytes=encode_event(
+            prev,
+            match_id=row.match_id,
+            version=row.version,
+            actor=row.actor or "",
+            recorded_at=row.recorded_at,
+            event_bytes=encode_event(
                 msgspec.convert(row.data, type=Event)  # type: ignore[arg-type]
             ),
         )

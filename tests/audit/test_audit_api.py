@@ -28,8 +28,11 @@ def recomputes() -> list[str]:
 
 @pytest.fixture
 async def api(
-    database_url: str, redis_server_url: str, redis_prefix: str,
-    monkeypatch: pytest.MonkeyPatch, recomputes: list[str],
+    database_url: str,
+    redis_server_url: str,
+    redis_prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
+    recomputes: list[str],
 ) -> AsyncIterator[Api]:
     token = admin_token()
     settings = Settings(
@@ -90,7 +93,8 @@ async def test_a_player_files_a_dispute_and_sees_only_their_own(api: Api) -> Non
     # The dispute is an event of the match's log, recorded as the player's act.
     log = (await api.get(f"/api/admin/matches/{match_id}/audit", api.admin)).json()["events"]
     assert [(e["type"], e["actor"]) for e in log[-2:]] == [
-        ("dispute_filed", a.id), ("dispute_filed", b.id)
+        ("dispute_filed", a.id),
+        ("dispute_filed", b.id),
     ]
 
 
@@ -161,7 +165,9 @@ async def test_the_audit_of_an_honest_match_is_consistent_and_shows_the_whole_lo
     assert report["players"] == [a.id, b.id]
     assert report["status"] == "finished"
     assert {c: report[c]["status"] for c in ("chain", "refold", "fairness", "admin")} == {
-        "chain": "consistent", "refold": "consistent", "fairness": "consistent",
+        "chain": "consistent",
+        "refold": "consistent",
+        "fairness": "consistent",
         "admin": "consistent",
     }
     events = report["events"]
@@ -198,7 +204,8 @@ async def test_a_rejected_dispute_changes_nothing_but_the_log(
 
     decided = await api.post(
         f"/api/admin/disputes/{dispute['dispute_id']}/decision",
-        api.admin, {"upheld": False, "reason": "the log is consistent"},
+        api.admin,
+        {"upheld": False, "reason": "the log is consistent"},
     )
 
     assert decided.status_code == 200, decided.text
@@ -212,7 +219,8 @@ async def test_a_rejected_dispute_changes_nothing_but_the_log(
     assert [d["state"] for d in mine] == ["rejected"]
     twice = await api.post(
         f"/api/admin/disputes/{dispute['dispute_id']}/decision",
-        api.admin, {"upheld": True, "reason": "changed my mind"},
+        api.admin,
+        {"upheld": True, "reason": "changed my mind"},
     )
     assert (twice.status_code, twice.json()["code"]) == (409, "dispute_decided")
 
@@ -226,7 +234,8 @@ async def test_an_upheld_dispute_annuls_the_match_by_appending_events(
 
     decided = await api.post(
         f"/api/admin/disputes/{dispute['dispute_id']}/decision",
-        api.admin, {"upheld": True, "reason": "the server lost a move"},
+        api.admin,
+        {"upheld": True, "reason": "the server lost a move"},
     )
 
     assert decided.status_code == 200, decided.text
@@ -235,9 +244,10 @@ async def test_an_upheld_dispute_annuls_the_match_by_appending_events(
     admin_id = await api.admin_id()
     # Nothing edited: the old rows are as they were, two rows were added.
     assert report["events"][: len(before)] == before
-    added = report["events"][len(before):]
+    added = report["events"][len(before) :]
     assert [(e["type"], e["actor"]) for e in added] == [
-        ("dispute_decided", admin_id), ("match_annulled", admin_id)
+        ("dispute_decided", admin_id),
+        ("match_annulled", admin_id),
     ]
     assert added[1]["data"]["dispute_id"] == dispute["dispute_id"]
     assert report["status"] == "annulled"
@@ -253,7 +263,8 @@ async def test_annul_without_a_dispute_and_the_audit_trail(api: Api) -> None:
     dispute = (await api.post(f"/api/matches/{m1}/disputes", a, {"reason": "r"})).json()
     await api.post(
         f"/api/admin/disputes/{dispute['dispute_id']}/decision",
-        api.admin, {"upheld": False, "reason": "no"},
+        api.admin,
+        {"upheld": False, "reason": "no"},
     )
     annulled = await api.post(f"/api/admin/matches/{m2}/annul", api.admin, {"reason": "fraud"})
     assert annulled.status_code == 200, annulled.text
@@ -265,7 +276,8 @@ async def test_annul_without_a_dispute_and_the_audit_trail(api: Api) -> None:
     assert every.status_code == 200, every.text
     actions = every.json()
     assert [(x["kind"], x["match_id"], x["ladder_id"]) for x in actions] == [
-        ("dispute_decided", m1, ladder_one), ("match_annulled", m2, ladder_two)
+        ("dispute_decided", m1, ladder_one),
+        ("match_annulled", m2, ladder_two),
     ]
     assert actions[0]["upheld"] is False and actions[0]["reason"] == "no"
     assert actions[1]["reason"] == "fraud"
@@ -277,11 +289,11 @@ async def test_annul_without_a_dispute_and_the_audit_trail(api: Api) -> None:
     by_admin = (await api.get("/api/admin/actions", api.admin, admin="admin")).json()
     assert len(by_admin) == 2
     assert (await api.get("/api/admin/actions", api.admin, admin="nobody")).json() == []
-    after = (await api.get("/api/admin/actions", api.admin,
-                           after=str(actions[0]["position"]))).json()
+    after = (
+        await api.get("/api/admin/actions", api.admin, after=str(actions[0]["position"]))
+    ).json()
     assert [x["match_id"] for x in after] == [m2]
-    since = (await api.get("/api/admin/actions", api.admin,
-                           after=actions[0]["recorded_at"])).json()
+    since = (await api.get("/api/admin/actions", api.admin, after=actions[0]["recorded_at"])).json()
     assert [x["match_id"] for x in since] == [m2]
     bad = await api.get("/api/admin/actions", api.admin, kind="edited")
     assert bad.status_code == 400
@@ -338,7 +350,8 @@ async def test_an_upheld_dispute_rates_the_ladder_as_if_the_match_had_never_been
     rejected = (await api.post(f"/api/matches/{first}/disputes", b, {"reason": "r"})).json()
     await api.post(
         f"/api/admin/disputes/{rejected['dispute_id']}/decision",
-        api.admin, {"upheld": False, "reason": "fair"},
+        api.admin,
+        {"upheld": False, "reason": "fair"},
     )
     assert recomputes == []
     assert rate(database_url, season) == (before, history_before)
@@ -346,7 +359,8 @@ async def test_an_upheld_dispute_rates_the_ladder_as_if_the_match_had_never_been
     dispute = (await api.post(f"/api/matches/{contested}/disputes", b, {"reason": "r"})).json()
     decided = await api.post(
         f"/api/admin/disputes/{dispute['dispute_id']}/decision",
-        api.admin, {"upheld": True, "reason": "rigged"},
+        api.admin,
+        {"upheld": True, "reason": "rigged"},
     )
     assert decided.status_code == 200, decided.text
     assert recomputes == [season]
@@ -375,7 +389,8 @@ async def test_an_upheld_dispute_queues_the_ladder_recompute_on_rq(
 
     await api.post(
         f"/api/admin/disputes/{dispute['dispute_id']}/decision",
-        api.admin, {"upheld": True, "reason": "rigged"},
+        api.admin,
+        {"upheld": True, "reason": "rigged"},
     )
 
     new = [j for j in ratings.jobs if j.id not in queued_before]

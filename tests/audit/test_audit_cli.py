@@ -21,7 +21,10 @@ def matcha(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DATABASE_URL": database_url}
     return subprocess.run(
         [sys.executable, "-m", "service.cli", "audit", *args],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
 
 

@@ -69,8 +69,9 @@ def test_a_changed_move_whose_hashes_were_recomputed_is_caught_by_the_refold() -
     rows = chain_rows("m1", batches)
     played = next(r for r in rows if r.type == "card_played")
     tampered = [
-        msgspec.structs.replace(r, data={**r.data, "target": "suit" if r.data["target"] ==
-                                         "number" else "number"})
+        msgspec.structs.replace(
+            r, data={**r.data, "target": "suit" if r.data["target"] == "number" else "number"}
+        )
         if r.version == played.version
         else r
         for r in rows
@@ -89,10 +90,12 @@ def test_a_seed_mismatch_between_revealed_and_stored_names_the_match_ended_event
     rows = chain_rows("m1", batches)
     other = "ab" * 32
     ended = next(r for r in rows if r.type == "match_ended")
-    forged = rechain([
-        msgspec.structs.replace(r, data={**r.data, "seed": other}) if r is ended else r
-        for r in rows
-    ])
+    forged = rechain(
+        [
+            msgspec.structs.replace(r, data={**r.data, "seed": other}) if r is ended else r
+            for r in rows
+        ]
+    )
     report = build_report("m1", forged, stored_seed=seed)
     assert report.fairness.first_bad_deal is not None
     assert report.fairness.first_bad_deal.version == ended.version
@@ -115,8 +118,11 @@ def test_a_live_match_missing_its_next_deal_does_not_show_that_deal() -> None:
     for n in range(200):
         seed, batches = play(random.Random(n))
         cut = next(
-            (i for i, (_, es) in enumerate(batches)
-             if i > 0 and isinstance(es[-1], HandDealt) and len(es) > 1),
+            (
+                i
+                for i, (_, es) in enumerate(batches)
+                if i > 0 and isinstance(es[-1], HandDealt) and len(es) > 1
+            ),
             None,
         )
         if cut is not None:
@@ -129,8 +135,7 @@ def test_a_live_match_missing_its_next_deal_does_not_show_that_deal() -> None:
     assert report.status == "live"
     diff = report.refold.first_difference
     assert diff is not None and diff.version == rows[-1].version + 1
-    assert diff.expected == {"type": "hand_dealt", "hand": batches[cut][1][-1].hand,
-                             "hidden": True}
+    assert diff.expected == {"type": "hand_dealt", "hand": batches[cut][1][-1].hand, "hidden": True}
     assert seed not in to_json(report).decode()
 
 
@@ -139,9 +144,7 @@ Leaf = tuple[tuple[object, ...], object]
 
 def _leaves(value: object, path: tuple[object, ...] = ()) -> list[Leaf]:
     if isinstance(value, dict):
-        return [
-            leaf for k, v in value.items() if k != "type" for leaf in _leaves(v, (*path, k))
-        ]
+        return [leaf for k, v in value.items() if k != "type" for leaf in _leaves(v, (*path, k))]
     if isinstance(value, list):
         return [leaf for i, v in enumerate(value) for leaf in _leaves(v, (*path, i))]
     return [(path, value)]

@@ -28,7 +28,9 @@ def test_the_engine_and_the_reference_agree_on_every_event(ruleset, seed, heuris
     created = log[0]
     assert isinstance(created, MatchCreated)
     reference = Reference(
-        msgspec.to_builtins(ruleset), created.first_dealer, log[-1].seed  # type: ignore[union-attr]
+        msgspec.to_builtins(ruleset),
+        created.first_dealer,
+        log[-1].seed,  # type: ignore[union-attr]
     )
     for event in log:
         match event:

@@ -64,10 +64,25 @@ def serve_subprocess(settings: Settings, extra_env: dict[str, str] | None = None
         **(extra_env or {}),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "service.api.app:create_app", "--factory",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-         "--ws-ping-interval", "0"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "service.api.app:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--ws-ping-interval",
+            "0",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 60
@@ -126,9 +141,21 @@ class RedisProcess:
     def start(self) -> None:
         binary = _redis_binary()
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.workdir)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         import redis
 
@@ -184,8 +211,21 @@ class Driver(Api):
             r = await self.http.get(f"/api/matches/{match_id}", headers=account.auth)
             assert r.status_code == 200, r.text
             view = r.json()
-            seen.append({k: view[k] for k in ("version", "phase", "to_move", "must_keep",
-                                              "legal_moves", "result", "hand", "round")})
+            seen.append(
+                {
+                    k: view[k]
+                    for k in (
+                        "version",
+                        "phase",
+                        "to_move",
+                        "must_keep",
+                        "legal_moves",
+                        "result",
+                        "hand",
+                        "round",
+                    )
+                }
+            )
             if view["result"] is not None:
                 return 0
             moves = [m for m in view["legal_moves"] if m["type"] != "resign"]
@@ -203,8 +243,12 @@ class Driver(Api):
         raise AssertionError(f"nobody may act, yet the match is not over: {seen}")
 
     async def play_out(
-        self, match_id: str, seats: tuple[Account, Account], rng: random.Random,
-        max_steps: int = 2000, pause_s: float = 0.0,
+        self,
+        match_id: str,
+        seats: tuple[Account, Account],
+        rng: random.Random,
+        max_steps: int = 2000,
+        pause_s: float = 0.0,
     ) -> None:
         for _ in range(max_steps):
             if await self.step(match_id, seats, rng) == 0:
@@ -341,9 +385,10 @@ class SseWatcher(_Frames):
         return self
 
     async def _read(self) -> None:
-        async with httpx.AsyncClient(timeout=None) as client, client.stream(
-            "GET", self.url, headers=self.headers
-        ) as response:
+        async with (
+            httpx.AsyncClient(timeout=None) as client,
+            client.stream("GET", self.url, headers=self.headers) as response,
+        ):
             assert response.status_code == 200, await response.aread()
             event: dict[str, str] = {}
             async for line in response.aiter_lines():
@@ -398,9 +443,7 @@ def expected_entry(stored: Any, viewer: Any, match_over: bool, hide: bool = Fals
 def expected_live_log(stored: list[Any], viewer: Any, hide: bool = False) -> list[Any]:
     """What a viewer connected before the end gets: redacted until the end, whole from it."""
     end = end_version(stored)
-    return [
-        expected_entry(s, viewer, end is not None and s.version >= end, hide) for s in stored
-    ]
+    return [expected_entry(s, viewer, end is not None and s.version >= end, hide) for s in stored]
 
 
 def hidden_cards(state: State, viewer: Any) -> set[str]:

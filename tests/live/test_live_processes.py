@@ -20,17 +20,19 @@ async def test_play_through_one_process_and_watch_through_another(
 ) -> None:
     # A store check only every minute: within this test only Redis can carry the moves.
     slow_check = {"MATCHA_LIVE_CHECK_S": "60", "MATCHA_LIVE_PRESENCE_DEBOUNCE_S": "0.05"}
-    with serve_subprocess(live_settings, slow_check) as one, serve_subprocess(
-        live_settings, slow_check
-    ) as two:
+    with (
+        serve_subprocess(live_settings, slow_check) as one,
+        serve_subprocess(live_settings, slow_check) as two,
+    ):
         async with httpx.AsyncClient(base_url=f"http://{one}", timeout=30) as client:
             driver = Driver(client)
             match_id, a, b = await driver.new_match()
             seat0 = await Watcher(f"ws://{one}/api/matches/{match_id}/ws", headers=a.auth).start()
             seat1 = await Watcher(f"ws://{two}/api/matches/{match_id}/ws", headers=b.auth).start()
             fans = [
-                await Watcher(f"ws://{two}/api/matches/{match_id}/ws",
-                              hello={"kind": "hello"}).start()
+                await Watcher(
+                    f"ws://{two}/api/matches/{match_id}/ws", hello={"kind": "hello"}
+                ).start()
                 for _ in range(3)
             ]
             await seat1.until_version(2)
@@ -48,8 +50,10 @@ async def test_play_through_one_process_and_watch_through_another(
                 )
 
             async def sees_both(w: Watcher) -> None:
-                while not any(r.frame["kind"] == "presence" and r.frame["players"] == [True, True]
-                              for r in w.frames):
+                while not any(
+                    r.frame["kind"] == "presence" and r.frame["players"] == [True, True]
+                    for r in w.frames
+                ):
                     await asyncio.sleep(0.05)
 
             # Presence lives in Redis: a player on one process sees the other on the other.

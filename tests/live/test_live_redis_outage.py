@@ -41,9 +41,10 @@ async def test_moves_are_accepted_while_redis_is_down_and_every_viewer_ends_comp
     own_redis.start()
     try:
         settings = settings_for(database_url, own_redis.url, redis_prefix)
-        async with serve_in_process(settings) as server, httpx.AsyncClient(
-            base_url=f"http://{server}", timeout=30
-        ) as client:
+        async with (
+            serve_in_process(settings) as server,
+            httpx.AsyncClient(base_url=f"http://{server}", timeout=30) as client,
+        ):
             driver = Driver(client)
             rng = random.Random(21)
             match_id, a, b = await driver.new_match()
@@ -52,8 +53,10 @@ async def test_moves_are_accepted_while_redis_is_down_and_every_viewer_ends_comp
                 (0, await Watcher(base, headers=a.auth).start()),
                 (1, await Watcher(base, headers=b.auth).start()),
                 ("spectator", await Watcher(base, hello={"kind": "hello"}).start()),
-                ("spectator",
-                 await SseWatcher(f"http://{server}/api/matches/{match_id}/stream").start()),
+                (
+                    "spectator",
+                    await SseWatcher(f"http://{server}/api/matches/{match_id}/stream").start(),
+                ),
             ]
             for _ in range(8):
                 await driver.step(match_id, (a, b), rng)

@@ -49,9 +49,10 @@ async def test_a_full_process_says_try_again_and_takes_clients_once_one_leaves(
     live_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MATCHA_LIVE_MAX_CONNECTIONS", "2")
-    async with serve_in_process(live_settings) as server, httpx.AsyncClient(
-        base_url=f"http://{server}", timeout=30
-    ) as client:
+    async with (
+        serve_in_process(live_settings) as server,
+        httpx.AsyncClient(base_url=f"http://{server}", timeout=30) as client,
+    ):
         driver = Driver(client)
         match_id, a, _ = await driver.new_match()
         base = f"ws://{server}/api/matches/{match_id}/ws"
@@ -98,11 +99,20 @@ async def test_matcha_api_closes_a_socket_that_sends_an_oversized_message(
 
     match_id, _, _ = await driver.new_match()  # migrated and holding a match
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": live_settings.database.url,
-           "REDIS_URL": live_settings.redis.url, "MATCHA_REDIS_PREFIX": live_settings.redis.prefix,
-           "MATCHA_MIGRATE_ON_START": "0", "MATCHA_LIVE_HELLO_WAIT_S": "5"}
-    proc = subprocess.Popen([sys.executable, "-m", "service.cli", "api", "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "DATABASE_URL": live_settings.database.url,
+        "REDIS_URL": live_settings.redis.url,
+        "MATCHA_REDIS_PREFIX": live_settings.redis.prefix,
+        "MATCHA_MIGRATE_ON_START": "0",
+        "MATCHA_LIVE_HELLO_WAIT_S": "5",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "api", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         async with httpx.AsyncClient() as client:

@@ -34,13 +34,15 @@ def _hub(store: EventStore, horizon: list[int] | None = None, **settings: float)
         return [s for s in page if horizon is None or s.version <= horizon[0]]
 
     # No Redis and not started: hints reach the stream only as this test fans them.
-    return Hub(redis_url=None, prefix="unused", load_page=load_page,
-               settings=LiveSettings(**settings))  # type: ignore[arg-type]
+    return Hub(
+        redis_url=None, prefix="unused", load_page=load_page, settings=LiveSettings(**settings)
+    )  # type: ignore[arg-type]
 
 
 def _stream(hub: Hub, match_id: str, since: int = 0) -> ViewerStream:
-    return ViewerStream(hub, match_id=match_id, seen=SPECTATOR, since=since,
-                        render=FrameCache().renderer(False))
+    return ViewerStream(
+        hub, match_id=match_id, seen=SPECTATOR, since=since, render=FrameCache().renderer(False)
+    )
 
 
 SPECTATOR = Seen(viewer="spectator", hide=False, delay_s=0.0, seat=None)
@@ -65,8 +67,7 @@ async def test_a_hint_beyond_the_next_version_refills_the_gap_from_the_store(
 
     hub.fan_events(events_hint(match_id, stored[2:4]))  # a late duplicate
     # A hint that names versions but carries no events: the store has them.
-    hub.fan_events(EventsHint(match_id=match_id, first_version=1,
-                              last_version=stored[-1].version))
+    hub.fan_events(EventsHint(match_id=match_id, first_version=1, last_version=stored[-1].version))
     hub.tick()  # an idle ping is due: it must be the very next frame
     after = await anext(frames)
     assert after.version is None and json.loads(after.data)["kind"] == "ping"
@@ -104,8 +105,11 @@ async def test_the_lobby_hears_matches_start_and_finish(
     stored = await store.load(match_id)
 
     def summaries() -> list[dict[str, object]]:
-        return [r.frame["summary"] for r in lobby.frames
-                if r.frame["kind"] == "lobby" and r.frame["summary"]["match_id"] == match_id]
+        return [
+            r.frame["summary"]
+            for r in lobby.frames
+            if r.frame["kind"] == "lobby" and r.frame["summary"]["match_id"] == match_id
+        ]
 
     import asyncio
 
@@ -121,8 +125,11 @@ async def test_the_lobby_hears_matches_start_and_finish(
     assert final["version"] == stored[-1].version
     ended = stored[-1].event
     assert final["winner"] == getattr(ended, "winner", None)
-    assert all(card not in lobby.frames[i].raw for i in range(len(lobby.frames))
-               for card in ('"M1"', '"Z1"', '"S4"'))
+    assert all(
+        card not in lobby.frames[i].raw
+        for i in range(len(lobby.frames))
+        for card in ('"M1"', '"Z1"', '"S4"')
+    )
     await lobby.close()
 
 
@@ -139,8 +146,12 @@ class _SentFrames:
 
     async def send(self, message: dict[str, Any]) -> None:
         frame = json.loads(message["text"])
-        await self.sent.put(Frame(data=message["text"], version=frame.get("version")
-                                  if frame["kind"] == "event" else None))
+        await self.sent.put(
+            Frame(
+                data=message["text"],
+                version=frame.get("version") if frame["kind"] == "event" else None,
+            )
+        )
 
     def __aiter__(self) -> _SentFrames:
         return self

@@ -84,18 +84,35 @@ class Service:
         env = {**os.environ, **self.env, **extra_env}
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         with (self.logs / f"{name}.log").open("ab") as log:
-            proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, process_group=0)
+            proc = subprocess.Popen(
+                argv,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                process_group=0,
+            )
         self.running[name] = proc
         return proc
 
     def api(self, name: str, port: int, **extra_env: str) -> subprocess.Popen[bytes]:
-        return self.start(name, [sys.executable, "-m", "service.cli", "api", "--host",
-                                 "127.0.0.1", "--port", str(port)], **extra_env)
+        return self.start(
+            name,
+            [
+                sys.executable,
+                "-m",
+                "service.cli",
+                "api",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            **extra_env,
+        )
 
     def worker(self, name: str, *args: str, **extra_env: str) -> subprocess.Popen[bytes]:
-        return self.start(name, [sys.executable, "-m", "service.cli", "worker", *args],
-                          **extra_env)
+        return self.start(name, [sys.executable, "-m", "service.cli", "worker", *args], **extra_env)
 
     def log(self, name: str, tail: int | None = 6000) -> str:
         text = (self.logs / f"{name}.log").read_text(errors="replace")
@@ -141,8 +158,9 @@ def wait_ready(base: str, proc: subprocess.Popen[bytes], what: str, timeout: flo
     raise AssertionError(f"{what} never became ready")
 
 
-def wait_for(check: Callable[[], Any], timeout: float, what: str,
-             alive: Callable[[], None] = lambda: None) -> float:
+def wait_for(
+    check: Callable[[], Any], timeout: float, what: str, alive: Callable[[], None] = lambda: None
+) -> float:
     """Seconds until ``check()`` is true; ``alive()`` may fail the wait early."""
     started = time.monotonic()
     while not check():
@@ -169,10 +187,14 @@ def write_played_matches(owner_url: str, count: int, prefix: str = "backlog") ->
     rng = random.Random(count)
     start = datetime(2026, 1, 1, tzinfo=UTC)
     match_ids = []
-    with psycopg.connect(owner_url, autocommit=True) as conn, conn.cursor() as cur, cur.copy(
-        "COPY events (match_id, version, type, data, actor, recorded_at, prev_hash, hash)"
-        " FROM STDIN"
-    ) as copy:
+    with (
+        psycopg.connect(owner_url, autocommit=True) as conn,
+        conn.cursor() as cur,
+        cur.copy(
+            "COPY events (match_id, version, type, data, actor, recorded_at, prev_hash, hash)"
+            " FROM STDIN"
+        ) as copy,
+    ):
         for i in range(count):
             match_id = f"{prefix}-{i}"
             _, log = play_match((random_bot, heuristic_bot), DUEL, rng, match_id=match_id)
@@ -180,10 +202,26 @@ def write_played_matches(owner_url: str, count: int, prefix: str = "backlog") ->
             for version, event in enumerate(log, start=1):
                 at = start + timedelta(seconds=i * 600 + version)
                 data = encode_event(event)
-                h = row_hash(prev, match_id=match_id, version=version, actor="system",
-                             recorded_at=at, event_bytes=data)
-                copy.write_row((match_id, version, type(event).__struct_config__.tag,
-                                data.decode(), "system", at, prev, h))
+                h = row_hash(
+                    prev,
+                    match_id=match_id,
+                    version=version,
+                    actor="system",
+                    recorded_at=at,
+                    event_bytes=data,
+                )
+                copy.write_row(
+                    (
+                        match_id,
+                        version,
+                        type(event).__struct_config__.tag,
+                        data.decode(),
+                        "system",
+                        at,
+                        prev,
+                        h,
+                    )
+                )
                 prev = h
             match_ids.append(match_id)
     return match_ids

@@ -19,8 +19,15 @@ from service.embedded import free_port
 _BANNER_DONE = "Matcha is running"
 _BANNER_LINES = {"PostgreSQL", "Redis", "Migrations", "Worker", "API", "Admin token", "Data"}
 # Variables that would make `matcha run` use other servers or another token than the test says.
-_SCRUBBED = ("DATABASE_URL", "REDIS_URL", "MATCHA_ADMIN_TOKEN", "PROMETHEUS_MULTIPROC_DIR",
-             "MATCHA_PORT", "MATCHA_HOST", "MATCHA_DATA_DIR")
+_SCRUBBED = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "MATCHA_ADMIN_TOKEN",
+    "PROMETHEUS_MULTIPROC_DIR",
+    "MATCHA_PORT",
+    "MATCHA_HOST",
+    "MATCHA_DATA_DIR",
+)
 
 
 @dataclass
@@ -70,7 +77,9 @@ class MatchaRun:
 
 
 def start_matcha_run(
-    data_dir: Path, env: dict[str, str] | None = None, timeout: float = 120,
+    data_dir: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
     extra_args: tuple[str, ...] = (),
 ) -> MatchaRun:
     port = free_port()
@@ -81,9 +90,21 @@ def start_matcha_run(
     child_env.update(env or {})
     with out.open("wb") as stdout, err.open("wb") as stderr:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "run", "--data-dir", str(data_dir),
-             "--port", str(port), *extra_args],
-            stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, env=child_env,
+            [
+                sys.executable,
+                "-m",
+                "service.cli",
+                "run",
+                "--data-dir",
+                str(data_dir),
+                "--port",
+                str(port),
+                *extra_args,
+            ],
+            stdout=stdout,
+            stderr=stderr,
+            stdin=subprocess.DEVNULL,
+            env=child_env,
         )
     run = MatchaRun(proc, data_dir, port, out, err)
     deadline = time.monotonic() + timeout

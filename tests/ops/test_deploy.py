@@ -28,8 +28,7 @@ def _k8s() -> list[dict[str, Any]]:
 
 def _kind(kind: str, name: str | None = None) -> dict[str, Any]:
     found = [
-        d for d in _k8s()
-        if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)
+        d for d in _k8s() if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)
     ]
     assert len(found) == 1, f"expected one {kind} {name or ''}, found {len(found)}"
     return found[0]
@@ -59,7 +58,7 @@ def test_the_image_is_multi_stage_slim_non_root_and_checks_healthz() -> None:
     steps = _instructions((DEPLOY / "Dockerfile").read_text())
     bases = [arg for op, arg in steps if op == "FROM"]
     assert len(bases) >= 2 and all(b.startswith("python:3.11-slim") for b in bases), bases
-    final = steps[max(i for i, (op, _) in enumerate(steps) if op == "FROM"):]
+    final = steps[max(i for i, (op, _) in enumerate(steps) if op == "FROM") :]
     users = [arg for op, arg in final if op == "USER"]
     assert users, "the final stage must switch user"
     uid = users[-1].split(":")[0]
@@ -102,15 +101,20 @@ def test_the_proxy_upgrades_websockets_and_does_not_buffer_streams() -> None:
     conf = (DEPLOY / "nginx.conf").read_text()
     assert "proxy_set_header Upgrade $http_upgrade" in conf
     assert "proxy_set_header Connection $connection_upgrade" in conf
-    stream_block = conf[conf.index("location ~ ^/api/"):]
+    stream_block = conf[conf.index("location ~ ^/api/") :]
     stream_block = stream_block[: stream_block.index("}")]
     assert "proxy_buffering off" in stream_block
     assert re.search(r"proxy_read_timeout\s+\d+h", stream_block)
     pattern = re.search(r"location ~ (\S+)", conf)
     assert pattern is not None
     regex = re.compile(pattern.group(1))
-    for path in ("/api/matches/abc/ws", "/api/matches/abc/events/stream", "/api/lobby/ws",
-                 "/api/lobby/stream", "/api/matches/abc/stream"):
+    for path in (
+        "/api/matches/abc/ws",
+        "/api/matches/abc/events/stream",
+        "/api/lobby/ws",
+        "/api/lobby/stream",
+        "/api/matches/abc/stream",
+    ):
         assert regex.search(path), path
     assert not regex.search("/api/matches/abc/commands")
     assert "X-Request-ID" in conf
@@ -146,7 +150,9 @@ def test_the_api_is_probed_on_readyz_and_healthz_and_scaled_by_an_hpa() -> None:
     assert api["readinessProbe"]["httpGet"]["port"] in port_names
     hpa = _kind("HorizontalPodAutoscaler")
     assert hpa["spec"]["scaleTargetRef"] == {
-        "apiVersion": "apps/v1", "kind": "Deployment", "name": "matcha-api"
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": "matcha-api",
     }
     assert 2 <= hpa["spec"]["minReplicas"] < hpa["spec"]["maxReplicas"]
     assert "resources" in api and api["resources"]["requests"]["cpu"], "HPA needs a CPU request"
@@ -158,9 +164,7 @@ def test_the_service_selects_the_api_pods_and_the_ingress_reaches_the_service() 
     assert service["spec"]["selector"].items() <= labels.items()
     ingress = _kind("Ingress")
     backends = [
-        p["backend"]["service"]
-        for rule in ingress["spec"]["rules"]
-        for p in rule["http"]["paths"]
+        p["backend"]["service"] for rule in ingress["spec"]["rules"] for p in rule["http"]["paths"]
     ]
     service_ports = {p["name"] for p in service["spec"]["ports"]}
     for backend in backends:
@@ -197,21 +201,22 @@ def test_configuration_names_are_ones_the_code_reads_and_kustomize_lists_every_f
 
 def test_the_proxy_limits_each_client_address_and_answers_in_problem_json() -> None:
     conf = (DEPLOY / "nginx.conf").read_text()
-    zones = dict(re.findall(r"limit_req_zone\s+\$binary_remote_addr\s+zone=(\w+):\S+\s+rate=(\S+);",
-                            conf))
+    zones = dict(
+        re.findall(r"limit_req_zone\s+\$binary_remote_addr\s+zone=(\w+):\S+\s+rate=(\S+);", conf)
+    )
     assert zones["matcha_register"].endswith("r/m")  # registering: a few per minute
     assert zones["matcha_requests"].endswith("r/s")
-    register = conf[conf.index("location = /api/players"):]
+    register = conf[conf.index("location = /api/players") :]
     assert "limit_req zone=matcha_register" in register[: register.index("}")]
-    everything = conf[conf.index("location / {"):]
+    everything = conf[conf.index("location / {") :]
     assert "limit_req zone=matcha_requests" in everything[: everything.index("}")]
-    streams = conf[conf.index("location ~ ^/api/"):]
+    streams = conf[conf.index("location ~ ^/api/") :]
     assert re.search(r"limit_conn matcha_streams \d+;", streams[: streams.index("}")])
     found = re.search(r"location @too_many_requests \{(.*?)\n\s*\}\n", conf, re.DOTALL)
     assert found is not None
     refusal = found.group(1)
     assert "application/problem+json" in refusal
-    body = json.loads(refusal[refusal.index("'") + 1: refusal.rindex("'")])
+    body = json.loads(refusal[refusal.index("'") + 1 : refusal.rindex("'")])
     assert (body["status"], body["code"]) == (429, "too_many_requests")
     annotations = _kind("Ingress")["metadata"]["annotations"]
     assert int(annotations["nginx.ingress.kubernetes.io/limit-rps"]) > 0

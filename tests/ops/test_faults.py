@@ -46,9 +46,11 @@ def databases(pg_server_url: str) -> Iterator[tuple[str, str]]:
 
 
 def _archived(conn: psycopg.Connection, match_ids: list[str]) -> int:
-    return int(conn.execute(
-        "SELECT count(*) FROM replay_archives WHERE match_id = ANY(%s)", (match_ids,)
-    ).fetchone()[0])
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM replay_archives WHERE match_id = ANY(%s)", (match_ids,)
+        ).fetchone()[0]
+    )
 
 
 def _rated(conn: psycopg.Connection, ladder_id: str) -> int:
@@ -91,7 +93,10 @@ def test_redis_stopped_and_started_mid_job_under_load_leaves_the_worker_up_and_n
                 # A job in the middle of its run when Redis goes: a recompute that holds
                 # its transaction for 4 s (on a ladder of its own, so it delays no rating).
                 job = queue("ratings", redis=Redis.from_url(own.url), prefix=redis_prefix).enqueue(
-                    "workers.ratings.update_ladder", slow_ladder, full=True, pause_s=4.0,
+                    "workers.ratings.update_ladder",
+                    slow_ladder,
+                    full=True,
+                    pause_s=4.0,
                     job_timeout=120,
                 )
                 pairs = [(players[i], players[i + 1]) for i in range(0, len(players), 2)]
@@ -99,15 +104,20 @@ def test_redis_stopped_and_started_mid_job_under_load_leaves_the_worker_up_and_n
 
                 async def load() -> None:
                     rng = random.Random(17)
-                    await asyncio.gather(*(
-                        play_out(api, m, seats, random.Random(rng.random()))
-                        for m, seats in zip(match_ids, pairs, strict=True)
-                    ))
+                    await asyncio.gather(
+                        *(
+                            play_out(api, m, seats, random.Random(rng.random()))
+                            for m, seats in zip(match_ids, pairs, strict=True)
+                        )
+                    )
 
                 playing = asyncio.create_task(load())
                 await asyncio.to_thread(
-                    wait_for, lambda: job.get_status(refresh=True) == "started", 60,
-                    "the job started", worker_alive,
+                    wait_for,
+                    lambda: job.get_status(refresh=True) == "started",
+                    60,
+                    "the job started",
+                    worker_alive,
                 )
                 own.stop()  # mid-job, mid-load
                 stopped_at = time.monotonic()
@@ -122,9 +132,13 @@ def test_redis_stopped_and_started_mid_job_under_load_leaves_the_worker_up_and_n
         own.start()
         with psycopg.connect(app_url, autocommit=True) as conn:
             took = wait_for(
-                lambda: _archived(conn, match_ids) == len(match_ids)
-                and _rated(conn, ladder_id) == len(match_ids),
-                WITHIN_S, "every archive and rating", worker_alive,
+                lambda: (
+                    _archived(conn, match_ids) == len(match_ids)
+                    and _rated(conn, ladder_id) == len(match_ids)
+                ),
+                WITHIN_S,
+                "every archive and rating",
+                worker_alive,
             )
             for match_id in match_ids:
                 built = build_from_log(conn, match_id)
@@ -134,8 +148,12 @@ def test_redis_stopped_and_started_mid_job_under_load_leaves_the_worker_up_and_n
                 assert built is not None and built.data == bytes(stored[0])
         assert took <= WITHIN_S
         # The job Redis left behind ran again to its end, on the same worker.
-        wait_for(lambda: job.get_status(refresh=True) == "finished", 60,
-                 "the interrupted job ran again", worker_alive)
+        wait_for(
+            lambda: job.get_status(refresh=True) == "finished",
+            60,
+            "the interrupted job ran again",
+            worker_alive,
+        )
         worker_alive()
     finally:
         service.stop_all()
@@ -152,8 +170,12 @@ def test_a_worker_killed_mid_drain_and_started_again_builds_every_archive_within
         # No sweep: the log position alone must carry the restarted worker to the end.
         first = service.worker("first", "--no-catch-up", "--poll", "1")
         with psycopg.connect(app_url, autocommit=True) as conn:
-            wait_for(lambda: _archived(conn, match_ids) > 0, 60, "the drain started",
-                     lambda: None if first.poll() is None else pytest.fail(service.log("first")))
+            wait_for(
+                lambda: _archived(conn, match_ids) > 0,
+                60,
+                "the drain started",
+                lambda: None if first.poll() is None else pytest.fail(service.log("first")),
+            )
             service.kill("first")  # SIGKILL, mid-drain
             built_before = _archived(conn, match_ids)
             assert 0 < built_before < len(match_ids), "the drain was not cut short"
@@ -166,10 +188,18 @@ def test_a_worker_killed_mid_drain_and_started_again_builds_every_archive_within
             alive = lambda: None if again.poll() is None else pytest.fail(service.log("again"))  # noqa: E731
             # From the moment the new worker runs (its interpreter's start is not the
             # projection's to count):
-            wait_for(lambda: "archives projection runner started" in service.log("again", None), 60,
-                     "the new worker started", alive)
-            took = wait_for(lambda: _archived(conn, match_ids) == len(match_ids), WITHIN_S,
-                            "every archive after the restart", alive)
+            wait_for(
+                lambda: "archives projection runner started" in service.log("again", None),
+                60,
+                "the new worker started",
+                alive,
+            )
+            took = wait_for(
+                lambda: _archived(conn, match_ids) == len(match_ids),
+                WITHIN_S,
+                "every archive after the restart",
+                alive,
+            )
             assert took <= WITHIN_S
             for match_id in random.Random(1).sample(match_ids, 5):
                 built = build_from_log(conn, match_id)
@@ -183,9 +213,7 @@ def test_a_worker_killed_mid_drain_and_started_again_builds_every_archive_within
 
 def _claimable(conn: psycopg.Connection) -> bool:
     try:
-        conn.execute(
-            "SELECT 1 FROM projection_positions WHERE name = 'archives' FOR UPDATE NOWAIT"
-        )
+        conn.execute("SELECT 1 FROM projection_positions WHERE name = 'archives' FOR UPDATE NOWAIT")
         return True
     except psycopg.errors.LockNotAvailable:
         return False
@@ -224,7 +252,8 @@ def test_an_api_killed_right_after_committing_a_final_command_still_gets_its_arc
             assert ended is not None, "the final command was committed"
             wait_for(
                 lambda: _archived(conn, [match_id]) == 1 and _rated(conn, ladder_id) == 1,
-                WITHIN_S, "the archive and the rating",
+                WITHIN_S,
+                "the archive and the rating",
                 lambda: None if worker.poll() is None else pytest.fail(service.log("worker")),
             )
     finally:

@@ -87,8 +87,10 @@ async def test_a_whole_match_is_counted_by_command_and_outcome(
 
     # every access line of a command names its match and the player who sent it
     commands = [
-        line for line in json_logs.all()
-        if line["logger"] == "matcha.access" and line["method"] == "POST"
+        line
+        for line in json_logs.all()
+        if line["logger"] == "matcha.access"
+        and line["method"] == "POST"
         and line["path"].startswith(f"/api/matches/{match_id}/")
     ]
     assert len(commands) == sum(sent.values()) + 1

@@ -95,8 +95,10 @@ async def test_a_crash_is_logged_once_with_its_traceback_and_a_refusal_is_not(
 
     @get("/refused/{kind:str}")
     async def refused(kind: str) -> None:
-        raise NotFound("No match has this id.") if kind == "missing" else RuleError(
-            "not_your_turn", "It is not your turn."
+        raise (
+            NotFound("No match has this id.")
+            if kind == "missing"
+            else RuleError("not_your_turn", "It is not your turn.")
         )
 
     @post("/body")
@@ -112,8 +114,9 @@ async def test_a_crash_is_logged_once_with_its_traceback_and_a_refusal_is_not(
     config.exception_logging_handler = lambda logger, scope, tb: litestar_logged.append(
         scope["path"]
     )
-    app = Litestar([refused, body, crash], logging_config=config,
-                   exception_handlers=EXCEPTION_HANDLERS)
+    app = Litestar(
+        [refused, body, crash], logging_config=config, exception_handlers=EXCEPTION_HANDLERS
+    )
     async with AsyncTestClient(app) as client:
         assert (await client.get("/refused/missing")).status_code == 404
         assert (await client.get("/refused/turn")).status_code == 422

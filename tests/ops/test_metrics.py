@@ -110,12 +110,16 @@ async def _two_events(store: EventStore, match_id: str) -> int:
     """A match created and ended at once: two events at the end of the log."""
     seed = hashlib.sha256(match_id.encode()).hexdigest()
     created = MatchCreated(
-        match_id=match_id, players=("p0", "p1"), ruleset=STANDARD, first_dealer=0,
+        match_id=match_id,
+        players=("p0", "p1"),
+        ruleset=STANDARD,
+        first_dealer=0,
         seed_commitment=hashlib.sha256(bytes.fromhex(seed)).hexdigest(),
     )
     await store.append(match_id, 0, [created], actor="system")
-    await store.append(match_id, 1, [MatchEnded(winner=0, reason="resigned", seed=seed)],
-                       actor="system")
+    await store.append(
+        match_id, 1, [MatchEnded(winner=0, reason="resigned", seed=seed)], actor="system"
+    )
     return 2
 
 
@@ -126,8 +130,11 @@ async def test_each_projection_runner_shows_how_far_behind_the_log_it_is(
     from workers.projections import catch_up_all
 
     text = await _scrape((database_url, redis_server_url, redis_prefix))
-    assert {dict(labels)["projection"] for (name, labels) in _samples(text)
-            if name == "matcha_projection_lag_positions"} == {"archives", "ratings", "summaries"}
+    assert {
+        dict(labels)["projection"]
+        for (name, labels) in _samples(text)
+        if name == "matcha_projection_lag_positions"
+    } == {"archives", "ratings", "summaries"}
     assert _value(text, "matcha_projection_lag_positions", projection="archives") == 0
     events = await _two_events(store, "lag-1")
     text = await _scrape((database_url, redis_server_url, redis_prefix))
@@ -156,11 +163,18 @@ def test_several_processes_are_summed_in_multiprocess_mode(tmp_path: Path) -> No
     """What `matcha run` relies on: a job timed in the worker shows on the API's /metrics."""
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
     for _ in range(2):  # two short-lived processes (RQ forks one per job)
-        subprocess.run([sys.executable, "-c", textwrap.dedent(_OBSERVE)],
-                       env=env, check=True, timeout=60)
+        subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(_OBSERVE)], env=env, check=True, timeout=60
+        )
     render = "import sys\nfrom service.ops.metrics import render\nsys.stdout.buffer.write(render())"
-    text = subprocess.run([sys.executable, "-c", render], env=env, check=True,
-                          capture_output=True, text=True, timeout=60).stdout
+    text = subprocess.run(
+        [sys.executable, "-c", render],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert _value(text, "matcha_job_seconds_count", job="replay", outcome="ok") == 2
     assert _value(text, "matcha_job_seconds_sum", job="replay", outcome="ok") == pytest.approx(0.4)
     assert _value(text, "matcha_commands_total", kind="play", outcome="ok") == 2

@@ -40,8 +40,14 @@ class Processes:
 
     def start(self, name: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
         with (self.logs / f"{name}.log").open("wb") as log:
-            proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, process_group=0)
+            proc = subprocess.Popen(
+                argv,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                process_group=0,
+            )
         self.running.append((name, proc))
         return proc
 
@@ -88,12 +94,21 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], what: str) -> None:
     raise AssertionError(f"{what} never became ready")
 
 
-async def _watch(base: str, match_id: str, token: str, seen: list[int], ended: asyncio.Event,
-                 final: dict[str, int]) -> None:
+async def _watch(
+    base: str,
+    match_id: str,
+    token: str,
+    seen: list[int],
+    ended: asyncio.Event,
+    final: dict[str, int],
+) -> None:
     """Follow the match's SSE stream on `base`, recording each event id (version)."""
-    async with httpx.AsyncClient(base_url=base, timeout=None) as client, client.stream(
-        "GET", f"/api/matches/{match_id}/stream", params={"token": token, "since": "0"}
-    ) as response:
+    async with (
+        httpx.AsyncClient(base_url=base, timeout=None) as client,
+        client.stream(
+            "GET", f"/api/matches/{match_id}/stream", params={"token": token, "since": "0"}
+        ) as response,
+    ):
         assert response.status_code == 200
         async for line in response.aiter_lines():
             if line.startswith("id:"):
@@ -127,8 +142,17 @@ def test_a_match_played_on_one_process_is_watched_on_another_and_the_worker_rate
         extra = {"MATCHA_LIVE_CHECK_S": "600"} if name == "b" else {}
         apis[name] = processes.start(
             f"api-{name}",
-            [sys.executable, "-m", "uvicorn", "--factory", "service.api.app:create_app",
-             "--host", "127.0.0.1", "--port", str(port)],
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "service.api.app:create_app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
             {**env, **extra},
         )
     worker = processes.start("worker", [sys.executable, "-m", "service.cli", "worker"], env)

@@ -65,7 +65,9 @@ def test_a_fresh_machine_gets_real_servers_kept_between_runs_and_ctrl_c_stops_ev
     # A second `matcha run` on the same folder is refused and harms nothing.
     clash = subprocess.run(
         [sys.executable, "-m", "service.cli", "run", "--data-dir", str(data), "--port", "1"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert clash.returncode != 0
     assert "in use by another `matcha run`" in clash.stderr
@@ -77,9 +79,11 @@ def test_a_fresh_machine_gets_real_servers_kept_between_runs_and_ctrl_c_stops_ev
     assert (data / "admin-token").read_text().strip() == token
     player = first.post("/api/players", json={"name": f"ada-{uuid.uuid4().hex[:6]}"})
     assert player.status_code == 201, player.text
-    promoted = first.post(f"/api/admin/players/{player.json()['id']}/roles",
-                          json={"roles": ["organiser"]},
-                          headers={"Authorization": f"Bearer {token}"})
+    promoted = first.post(
+        f"/api/admin/players/{player.json()['id']}/roles",
+        json={"roles": ["organiser"]},
+        headers={"Authorization": f"Bearer {token}"},
+    )
     assert promoted.status_code == 200, promoted.text
     redis_url = first.banner["Redis"].split()[0]
     redis.Redis.from_url(redis_url).set("ops-test:kept", b"between runs")
@@ -108,10 +112,14 @@ def test_existing_servers_are_used_when_their_urls_are_set(
 ) -> None:
     with scratch_database(pg_server_url, "ops_run_") as name:
         database_url = with_database(pg_server_url, name)
-        run = start_matcha_run(tmp_path / "var", env={
-            "DATABASE_URL": database_url, "REDIS_URL": redis_server_url,
-            "MATCHA_ADMIN_TOKEN": "given-admin-token-" + "y" * 20,
-        })
+        run = start_matcha_run(
+            tmp_path / "var",
+            env={
+                "DATABASE_URL": database_url,
+                "REDIS_URL": redis_server_url,
+                "MATCHA_ADMIN_TOKEN": "given-admin-token-" + "y" * 20,
+            },
+        )
         runs.append(run)
         assert "(DATABASE_URL)" in run.banner["PostgreSQL"]
         assert "(REDIS_URL)" in run.banner["Redis"]
@@ -149,14 +157,17 @@ def test_a_server_that_will_not_start_is_reported_and_nothing_is_left_running(
     (data / "postgres" / "PG_VERSION").write_text("7\n")  # a cluster no server can open
     done = subprocess.run(
         [sys.executable, "-m", "service.cli", "run", "--data-dir", str(data), "--port", "1"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 1
     assert "PostgreSQL exited" in done.stderr
     assert "Traceback" not in done.stderr
     assert "everything stopped" in done.stderr
     leftovers = [
-        p for p in psutil.process_iter(["cmdline"])
+        p
+        for p in psutil.process_iter(["cmdline"])
         if any(str(data) in part for part in (p.info["cmdline"] or []))
     ]
     assert leftovers == []
@@ -168,10 +179,14 @@ def test_a_child_that_dies_is_started_again_and_the_api_never_goes_down(
     import time
 
     with scratch_database(pg_server_url, "ops_run_") as name:
-        run = start_matcha_run(tmp_path / "var", env={
-            "DATABASE_URL": with_database(pg_server_url, name), "REDIS_URL": redis_server_url,
-            "MATCHA_ADMIN_TOKEN": "given-admin-token-" + "r" * 20,
-        })
+        run = start_matcha_run(
+            tmp_path / "var",
+            env={
+                "DATABASE_URL": with_database(pg_server_url, name),
+                "REDIS_URL": redis_server_url,
+                "MATCHA_ADMIN_TOKEN": "given-admin-token-" + "r" * 20,
+            },
+        )
         runs.append(run)
         worker_pid, api_pid = run.pid_of("Worker"), run.pid_of("API")
         psutil.Process(worker_pid).kill()  # the worker dies under it

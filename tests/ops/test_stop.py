@@ -56,9 +56,10 @@ class Sse:
 
     async def run(self) -> None:
         try:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(60)) as client, client.stream(
-                "GET", self.url
-            ) as response:
+            async with (
+                httpx.AsyncClient(timeout=httpx.Timeout(60)) as client,
+                client.stream("GET", self.url) as response,
+            ):
                 self.status = response.status_code
                 async for line in response.aiter_lines():
                     self.lines.append(line)
@@ -202,6 +203,7 @@ def test_sigterm_stops_a_worker_in_the_middle_of_a_job_within_10_s_and_the_job_r
     # Cut short, not lost: queued again for the next worker (nothing of it was committed).
     assert job.get_status(refresh=True) == "queued", log
     with psycopg.connect(app_url, autocommit=True) as conn:
-        assert conn.execute(
-            "SELECT 1 FROM ladder_projections WHERE ladder_id = 'slow'"
-        ).fetchone() is None
+        assert (
+            conn.execute("SELECT 1 FROM ladder_projections WHERE ladder_id = 'slow'").fetchone()
+            is None
+        )

@@ -53,8 +53,9 @@ def run_worker(redis: Redis, prefix: str) -> None:
     SimpleWorker(queues(redis=redis, prefix=prefix), connection=redis).work(burst=True)
 
 
-async def play(api: Api, ladder_id: str, organiser: Account, a: Account, b: Account,
-               rng: random.Random) -> tuple[str, int | None]:
+async def play(
+    api: Api, ladder_id: str, organiser: Account, a: Account, b: Account, rng: random.Random
+) -> tuple[str, int | None]:
     match_id = await api.pair(ladder_id, organiser, a, b)
     final = await play_out(api, match_id, (a, b), rng)
     return match_id, final["result"]["winner"]
@@ -75,8 +76,7 @@ async def test_ratings_and_replays_of_matches_played_over_http(
         played.append((match_id, a, b, winner))
     # A live match: no replay yet.
     live = await api.pair(ladder_id, organiser, ann, cat)
-    assert_problem(await api.client.get(f"/api/matches/{live}/replay"), 404,
-                   "match_not_finished")
+    assert_problem(await api.client.get(f"/api/matches/{live}/replay"), 404, "match_not_finished")
 
     run_worker(redis, redis_prefix)  # the runners find the three ends in the log
 
@@ -88,7 +88,8 @@ async def test_ratings_and_replays_of_matches_played_over_http(
     board = (await api.client.get(f"/api/ladders/{ladder_id}/leaderboard")).json()
     assert board["matches"] == 3 and board["players"] == 3
     assert [s["player_id"] for s in board["standings"]] == sorted(
-        ratings, key=lambda p: (-ratings[p], p))
+        ratings, key=lambda p: (-ratings[p], p)
+    )
     for rank, s in enumerate(board["standings"], start=1):
         assert s["rank"] == rank
         assert math.isclose(s["rating"], ratings[s["player_id"]], abs_tol=1e-9)
@@ -104,8 +105,7 @@ async def test_ratings_and_replays_of_matches_played_over_http(
     assert lines[1].split(",")[1] == board["standings"][0]["player_id"]
     assert len(lines) == 4
 
-    history = (await api.client.get(
-        f"/api/ladders/{ladder_id}/players/{ann.id}/ratings")).json()
+    history = (await api.client.get(f"/api/ladders/{ladder_id}/players/{ann.id}/ratings")).json()
     assert [h["match_id"] for h in history["history"]] == [played[0][0], played[2][0]]
     assert [h["opponent_id"] for h in history["history"]] == [bob.id, cat.id]
     assert history["history"][1]["after"] == history["rating"]
@@ -132,13 +132,18 @@ async def test_ratings_and_replays_of_matches_played_over_http(
     frame = (await api.client.get(f"/api/matches/{match_id}/replay/frames/2")).json()
     assert frame["n"] == 2 and frame["event"]["type"] == "hand_dealt"
     assert all(seat["hand"] is not None for seat in frame["view"]["seats"])
-    assert_problem(await api.client.get(
-        f"/api/matches/{match_id}/replay/frames/2?view=omniscient"), 403, "forbidden")
-    omni = await api.client.get(f"/api/matches/{match_id}/replay/frames/2?view=omniscient",
-                                headers=api.admin.auth)
+    assert_problem(
+        await api.client.get(f"/api/matches/{match_id}/replay/frames/2?view=omniscient"),
+        403,
+        "forbidden",
+    )
+    omni = await api.client.get(
+        f"/api/matches/{match_id}/replay/frames/2?view=omniscient", headers=api.admin.auth
+    )
     assert omni.status_code == 200 and omni.json()["view"]["set_aside"]
-    assert_problem(await api.client.get(f"/api/matches/{match_id}/replay/frames/999"), 404,
-                   "no_such_frame")
+    assert_problem(
+        await api.client.get(f"/api/matches/{match_id}/replay/frames/999"), 404, "no_such_frame"
+    )
 
     # Export the record, import it back: it checks out and gives the same frames.
     record = (await api.client.get(f"/api/matches/{match_id}/record")).json()
@@ -156,12 +161,14 @@ async def test_ratings_and_replays_of_matches_played_over_http(
     bad = (await api.client.post("/api/records/check", json=forged)).json()
     assert bad["ok"] is False and bad["frames"] == []
     assert any("hash does not match" in p for p in bad["problems"])
-    assert_problem(await api.client.post("/api/records/check", content=b"{nope"), 400,
-                   "validation_error")
+    assert_problem(
+        await api.client.post("/api/records/check", content=b"{nope"), 400, "validation_error"
+    )
 
     # The admin recompute: a job with progress, and the same ratings.
-    accepted = await api.client.post(f"/api/admin/ladders/{ladder_id}/recompute",
-                                     headers=api.admin.auth)
+    accepted = await api.client.post(
+        f"/api/admin/ladders/{ladder_id}/recompute", headers=api.admin.auth
+    )
     assert accepted.status_code == 202, accepted.text
     job_url = accepted.json()["status_url"]
     assert (await api.client.get(job_url, headers=api.admin.auth)).json()["status"] == "queued"
@@ -173,8 +180,11 @@ async def test_ratings_and_replays_of_matches_played_over_http(
     assert job["result"]["mode"] == "full"
     again = (await api.client.get(f"/api/ladders/{ladder_id}/leaderboard")).json()
     assert again["standings"] == board["standings"]
-    assert_problem(await api.client.post(f"/api/admin/ladders/{ladder_id}/recompute",
-                                         headers=ann.auth), 403, "forbidden")
+    assert_problem(
+        await api.client.post(f"/api/admin/ladders/{ladder_id}/recompute", headers=ann.auth),
+        403,
+        "forbidden",
+    )
 
 
 async def test_a_ladder_that_hides_hands_keeps_them_hidden_in_its_replays(
@@ -192,11 +202,15 @@ async def test_a_ladder_that_hides_hands_keeps_them_hidden_in_its_replays(
     frame = (await api.client.get(f"/api/matches/{match_id}/replay/frames/2")).json()
     assert all(seat["hand"] is None for seat in frame["view"]["seats"])
     assert frame["event"]["hands"] == [None, None]
-    omni = (await api.client.get(f"/api/matches/{match_id}/replay/frames/2?view=omniscient",
-                                 headers=api.admin.auth)).json()
+    omni = (
+        await api.client.get(
+            f"/api/matches/{match_id}/replay/frames/2?view=omniscient", headers=api.admin.auth
+        )
+    ).json()
     assert all(seat["hand"] for seat in omni["view"]["seats"])
-    assert_problem(await api.client.get(f"/api/matches/{match_id}/record", headers=a.auth),
-                   403, "forbidden")
+    assert_problem(
+        await api.client.get(f"/api/matches/{match_id}/record", headers=a.auth), 403, "forbidden"
+    )
     record = await api.client.get(f"/api/matches/{match_id}/record", headers=api.admin.auth)
     assert record.status_code == 200
 
@@ -216,8 +230,11 @@ async def test_a_redis_outage_never_fails_a_command_and_the_runners_find_the_end
     assert redis.llen(f"rq:queue:{redis_prefix}-ratings") == 0  # nothing was queued
     found: dict[str, Any] = catch_up_all(database_url)
     assert found["archives"] == 1 and found["ratings"] == 1
-    assert conn.execute("SELECT count(*) FROM ratings WHERE ladder_id = %s",
-                        (ladder_id,)).fetchone()[0] == 2
-    assert conn.execute("SELECT 1 FROM replay_archives WHERE match_id = %s",
-                        (match_id,)).fetchone()
+    assert (
+        conn.execute("SELECT count(*) FROM ratings WHERE ladder_id = %s", (ladder_id,)).fetchone()[
+            0
+        ]
+        == 2
+    )
+    assert conn.execute("SELECT 1 FROM replay_archives WHERE match_id = %s", (match_id,)).fetchone()
     assert catch_up_all(database_url) == {"archives": 0, "ratings": 0, "summaries": 0}

@@ -152,15 +152,27 @@ def test_the_fast_recompute_gives_the_reference_ladder_bit_for_bit(results, s, g
     from workers.ratings.elo_fold import rate_results
 
     # positions as the log gives them: increasing, with gaps (other events between)
-    rows = [(f"m{i}", (10 + 37 * i if gaps else 10 + i), a, b, sc)
-            for i, (a, b, sc) in enumerate(results)]
+    rows = [
+        (f"m{i}", (10 + 37 * i if gaps else 10 + i), a, b, sc)
+        for i, (a, b, sc) in enumerate(results)
+    ]
     reference = recompute(rows, s)
     table, history = rate_results(rows, s)
-    assert bits(table) == bits({
-        p.player_id: [p.rating, p.games, p.wins, p.draws, p.losses, p.peak, p.reached_master,
-                      p.timeouts]
-        for p in reference.table()
-    })
+    assert bits(table) == bits(
+        {
+            p.player_id: [
+                p.rating,
+                p.games,
+                p.wins,
+                p.draws,
+                p.losses,
+                p.peak,
+                p.reached_master,
+                p.timeouts,
+            ]
+            for p in reference.table()
+        }
+    )
     expected: dict[str, list[tuple[int, float, float, float]]] = {}
     for c in reference.changes():
         expected.setdefault(c.player_id, []).append((c.position, c.before, c.after, c.score))
@@ -184,8 +196,7 @@ def test_the_fast_loop_changes_k_where_the_reference_does() -> None:
     from workers.ratings.elo_fold import rate_results
 
     s = EloSettings(initial=2350.0, established_after_games=4, provisional_games=4)
-    rows = [(f"m{i}", 1000 + 3 * i, "ann", f"o{i % 3}", 1.0 if i % 5 else 0.0)
-            for i in range(40)]
+    rows = [(f"m{i}", 1000 + 3 * i, "ann", f"o{i % 3}", 1.0 if i % 5 else 0.0) for i in range(40)]
     rows += [(f"x{i}", 2000 + i, f"o{i % 3}", "bob", 0.5) for i in range(10)]
     reference = recompute(rows, s)
     table, history = rate_results(rows, s)
@@ -203,8 +214,7 @@ def test_a_match_against_oneself_is_left_to_the_reference() -> None:
     from workers.ratings.elo_fold import SelfMatchError, rate_results
 
     with pytest.raises(SelfMatchError):
-        rate_results([("m1", 1, "ann", "bob", 1.0), ("m2", 2, "ann", "ann", 0.5)],
-                     DEFAULT_SETTINGS)
+        rate_results([("m1", 1, "ann", "bob", 1.0), ("m2", 2, "ann", "ann", 0.5)], DEFAULT_SETTINGS)
 
 
 def test_the_fast_recompute_still_gives_the_bits_it_gave_before_the_package_move() -> None:
@@ -225,8 +235,12 @@ def test_the_fast_recompute_still_gives_the_bits_it_gave_before_the_package_move
         position += 1 + rng.randrange(5)
         rows.append((f"m{i}", position, f"p{a}", f"p{b}", rng.choice((1.0, 1.0, 0.5, 0.0, 0.0))))
     digests = []
-    for s in (EloSettings(), EloSettings(initial=2350.0, established_after_games=5,
-                                         provisional_games=5, max_difference=150.0)):
+    for s in (
+        EloSettings(),
+        EloSettings(
+            initial=2350.0, established_after_games=5, provisional_games=5, max_difference=150.0
+        ),
+    ):
         table, history = rate_results(rows, s)
         h = hashlib.sha256()
         for p in sorted(table):
@@ -243,8 +257,9 @@ def test_a_soft_reset_between_results_is_the_same_in_the_fast_recompute() -> Non
     from workers.ratings.elo_fold import Reset, rate_results
 
     s = EloSettings(established_after_games=3)
-    rows = [(f"m{i}", 10 + i, f"p{i % 4}", f"p{(i + 1) % 4}", (1.0, 0.0, 0.5)[i % 3])
-            for i in range(20)]
+    rows = [
+        (f"m{i}", 10 + i, f"p{i % 4}", f"p{(i + 1) % 4}", (1.0, 0.0, 0.5)[i % 3]) for i in range(20)
+    ]
     items = [*rows[:8], Reset(0.5), *rows[8:14], Reset(0.25), Reset(1.0), *rows[14:]]
     reference = EloRatings(s)
     for it in items:
@@ -254,7 +269,8 @@ def test_a_soft_reset_between_results_is_the_same_in_the_fast_recompute() -> Non
             reference.rate(*it)
     table, history = rate_results(items, s)
     assert bits({p: row[0] for p, row in table.items()}) == bits(
-        {p.player_id: p.rating for p in reference.table()})
+        {p.player_id: p.rating for p in reference.table()}
+    )
     expected: dict[str, list[tuple[int, float, float, float]]] = {}
     for c in reference.changes():
         expected.setdefault(c.player_id, []).append((c.position, c.before, c.after, c.score))

@@ -46,8 +46,12 @@ async def test_export_appends_only_new_matches_and_survives_a_torn_line(
 
     again = runner.invoke(export, [*args, "--quiet"])
     assert "0 record(s) written, 3 already there" in again.output
-    assert runner.invoke(export, ["--ladder", "nope", "--out", str(out), "--database-url",
-                                  database_url]).exit_code != 0
+    assert (
+        runner.invoke(
+            export, ["--ladder", "nope", "--out", str(out), "--database-url", database_url]
+        ).exit_code
+        != 0
+    )
 
 
 def test_an_end_or_what_follows_it_wakes_the_runners_and_moves_do_not() -> None:

@@ -90,7 +90,10 @@ async def test_the_archives_runner_builds_every_finished_match_and_records_its_p
 
 
 async def test_a_stretch_another_worker_is_applying_is_skipped_not_applied_twice(
-    store: EventStore, conn: psycopg.Connection, database_url: str, stop: threading.Event,
+    store: EventStore,
+    conn: psycopg.Connection,
+    database_url: str,
+    stop: threading.Event,
 ) -> None:
     await store_log(store, "held-1", played_log(11, "held-1"))
     runner = Runner(ArchivesProjection(), database_url, stop=stop)
@@ -110,7 +113,10 @@ async def test_a_stretch_another_worker_is_applying_is_skipped_not_applied_twice
 
 
 async def test_many_ends_on_a_ladder_are_rated_by_one_update_of_that_ladder(
-    store: EventStore, conn: psycopg.Connection, database_url: str, stop: threading.Event,
+    store: EventStore,
+    conn: psycopg.Connection,
+    database_url: str,
+    stop: threading.Event,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import workers.ratings
@@ -168,12 +174,17 @@ async def test_summaries_behind_their_events_are_redone_from_the_log(
 
 
 async def test_a_lost_hint_costs_a_poll_and_a_hint_wakes_the_runner_at_once(
-    store: EventStore, conn: psycopg.Connection, database_url: str, redis_server_url: str,
-    redis_prefix: str, stop: threading.Event,
+    store: EventStore,
+    conn: psycopg.Connection,
+    database_url: str,
+    redis_server_url: str,
+    redis_prefix: str,
+    stop: threading.Event,
 ) -> None:
     # No hint at all: the runner finds the end on its next poll.
-    polling = Runner(ArchivesProjection(), database_url, stop=stop, poll_s=0.5,
-                     sweep_at_start=False)
+    polling = Runner(
+        ArchivesProjection(), database_url, stop=stop, poll_s=0.5, sweep_at_start=False
+    )
     thread = start(polling)
     await store_log(store, "poll-1", played_log(21, "poll-1"))
     await asyncio.to_thread(_until, lambda: "poll-1" in _archives(conn), 15, "a polled build")
@@ -183,15 +194,17 @@ async def test_a_lost_hint_costs_a_poll_and_a_hint_wakes_the_runner_at_once(
 
     # A runner that would wait a minute without a hint gets one and builds at once.
     woken_stop = threading.Event()
-    woken = Runner(ArchivesProjection(), database_url, stop=woken_stop, poll_s=60,
-                   sweep_at_start=False)
+    woken = Runner(
+        ArchivesProjection(), database_url, stop=woken_stop, poll_s=60, sweep_at_start=False
+    )
     listener = Listener(redis_server_url, redis_prefix, woken.wake.set, stop=woken_stop)
     threads = [start(woken), start_listener(listener)]
     try:
         await asyncio.to_thread(_until, listener.connected.is_set, 10, "the subscription")
         # its start and the subscription's wake-up are behind it: it waits a minute now
-        await asyncio.to_thread(_until, lambda: woken.cycles >= 2 and not woken.wake.is_set(),
-                                10, "the first catch-ups")
+        await asyncio.to_thread(
+            _until, lambda: woken.cycles >= 2 and not woken.wake.is_set(), 10, "the first catch-ups"
+        )
         await store_log(store, "hint-1", played_log(22, "hint-1"))
         client = AsyncRedis.from_url(redis_server_url)
         try:
@@ -214,8 +227,9 @@ async def test_catching_up_everything_at_once_applies_each_projection(
 ) -> None:
     ladder = new_ladder(conn)
     match_id = "all-1"
-    await store_log(store, match_id, played_log(31, match_id, ladder_id=ladder,
-                                                players=("ann", "bob")))
+    await store_log(
+        store, match_id, played_log(31, match_id, ladder_id=ladder, players=("ann", "bob"))
+    )
     assert catch_up_all(database_url) == {"archives": 1, "ratings": 1, "summaries": 1}
     assert match_id in _archives(conn)
     assert set(table(conn, ladder)) == {"ann", "bob"}
@@ -223,7 +237,10 @@ async def test_catching_up_everything_at_once_applies_each_projection(
 
 
 async def test_an_archive_is_built_while_a_ratings_update_takes_its_time(
-    store: EventStore, conn: psycopg.Connection, database_url: str, stop: threading.Event,
+    store: EventStore,
+    conn: psycopg.Connection,
+    database_url: str,
+    stop: threading.Event,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import workers.ratings
@@ -239,21 +256,25 @@ async def test_an_archive_is_built_while_a_ratings_update_takes_its_time(
         return real(ladder_id, **kwargs)
 
     monkeypatch.setattr(workers.ratings, "update_ladder", slow)
-    ratings = Runner(RatingsProjection(database_url), database_url, stop=stop, poll_s=0.2,
-                     sweep_at_start=False)
-    archives = Runner(ArchivesProjection(), database_url, stop=stop, poll_s=0.2,
-                      sweep_at_start=False)
+    ratings = Runner(
+        RatingsProjection(database_url), database_url, stop=stop, poll_s=0.2, sweep_at_start=False
+    )
+    archives = Runner(
+        ArchivesProjection(), database_url, stop=stop, poll_s=0.2, sweep_at_start=False
+    )
     threads = [start(ratings), start(archives)]
     try:
-        await store_log(store, "busy-1", played_log(41, "busy-1", ladder_id=ladder,
-                                                    players=("ann", "bob")))
+        await store_log(
+            store, "busy-1", played_log(41, "busy-1", ladder_id=ladder, players=("ann", "bob"))
+        )
         await asyncio.to_thread(_until, started.is_set, 15, "the ratings update began")
         # Ratings are busy; the archive does not wait for them.
         await asyncio.to_thread(_until, lambda: "busy-1" in _archives(conn), 15, "the archive")
         assert not release.is_set() and table(conn, ladder) == {}
         release.set()
-        await asyncio.to_thread(_until, lambda: set(table(conn, ladder)) == {"ann", "bob"}, 15,
-                                "the rating")
+        await asyncio.to_thread(
+            _until, lambda: set(table(conn, ladder)) == {"ann", "bob"}, 15, "the rating"
+        )
     finally:
         release.set()
         stop.set()
@@ -262,7 +283,10 @@ async def test_an_archive_is_built_while_a_ratings_update_takes_its_time(
 
 
 async def test_an_event_that_commits_after_a_later_one_is_never_skipped(
-    store: EventStore, conn: psycopg.Connection, database_url: str, admin_database_url: str,
+    store: EventStore,
+    conn: psycopg.Connection,
+    database_url: str,
+    admin_database_url: str,
     stop: threading.Event,
 ) -> None:
     from datetime import UTC, datetime
@@ -286,9 +310,21 @@ async def test_an_event_that_commits_after_a_later_one_is_never_skipped(
         late.execute(
             "INSERT INTO events (match_id, version, type, data, actor, recorded_at, prev_hash,"
             " hash) VALUES ('late-slow', %s, %s, %s, 'system', %s, %s, %s)",
-            (head[0] + 1, event_type(event), encode_event(event).decode(), at, bytes(head[1]),
-             row_hash(bytes(head[1]), match_id="late-slow", version=head[0] + 1,
-                      actor="system", recorded_at=at, event_bytes=encode_event(event))),
+            (
+                head[0] + 1,
+                event_type(event),
+                encode_event(event).decode(),
+                at,
+                bytes(head[1]),
+                row_hash(
+                    bytes(head[1]),
+                    match_id="late-slow",
+                    version=head[0] + 1,
+                    actor="system",
+                    recorded_at=at,
+                    event_bytes=encode_event(event),
+                ),
+            ),
         )
         # A later match ends and commits first, at a higher position.
         await store_log(store, "late-fast", played_log(52, "late-fast"))

@@ -38,8 +38,9 @@ def test_the_worker_takes_from_its_queues_in_turn(redis: Redis, redis_prefix: st
     jobs += [replays.enqueue("time.perf_counter", result_ttl=60) for _ in range(3)]
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        rq_worker.serve([ratings.name, replays.name], redis, fork=False, burst=True,
-                        with_scheduler=False)
+        rq_worker.serve(
+            [ratings.name, replays.name], redis, fork=False, burst=True, with_scheduler=False
+        )
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)

@@ -67,9 +67,12 @@ async def test_ratings_after_known_results_equal_hand_computed_elo_with_k_change
     assert "ann" in reached and games["ann"] > 30  # the test covers both K changes
     assert_ratings(conn, ladder_id, ratings)
     ann = table(conn, ladder_id)["ann"]
-    assert ann[1:5] == (34, sum(1 for r in results if r[0] == "ann" and r[2] == 0),
-                        sum(1 for r in results if r[0] == "ann" and r[2] is None),
-                        sum(1 for r in results if r[0] == "ann" and r[2] == 1))
+    assert ann[1:5] == (
+        34,
+        sum(1 for r in results if r[0] == "ann" and r[2] == 0),
+        sum(1 for r in results if r[0] == "ann" and r[2] is None),
+        sum(1 for r in results if r[0] == "ann" and r[2] == 1),
+    )
     assert ann[6] is True and ann[7] is False  # reached master, no longer provisional
     assert table(conn, ladder_id)["bob2"][7] is True  # 11 games: provisional
 
@@ -186,9 +189,12 @@ async def test_running_a_job_twice_changes_nothing(
     assert first.return_value()["matches"] == 5
     assert again.return_value()["mode"] == "none"
     assert (table(conn, ladder_id), histories(conn, ladder_id)) == snapshot
-    assert conn.execute(
-        "SELECT position FROM ladder_projections WHERE ladder_id = %s", (ladder_id,)
-    ).fetchone() == position
+    assert (
+        conn.execute(
+            "SELECT position FROM ladder_projections WHERE ladder_id = %s", (ladder_id,)
+        ).fetchone()
+        == position
+    )
 
 
 async def test_two_jobs_of_one_ladder_never_interleave(
@@ -206,11 +212,14 @@ async def test_two_jobs_of_one_ladder_never_interleave(
     runner = threading.Thread(target=first)
     runner.start()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not conn.execute(
-        "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-        " WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()"
-        " AND a.state = 'idle in transaction'"
-    ).fetchone():
+    while (
+        time.monotonic() < deadline
+        and not conn.execute(
+            "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+            " WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()"
+            " AND a.state = 'idle in transaction'"
+        ).fetchone()
+    ):
         time.sleep(0.02)
     time.sleep(0.2)
     # ... so a second one waits for it, then finds nothing new to apply.
@@ -241,8 +250,11 @@ def test_a_chunked_read_hands_its_errors_over_and_stops_when_dropped(
     assert next(chunks) == ("3,4", 7)
     chunks.close()  # the reading thread stops; the connection is usable again
     assert conn.execute("SELECT 1").fetchone() == (1,)
-    whole = _read(conn.cursor(), "SELECT max(g), string_agg(g::text, ',')"
-                  " FROM generate_series(1, 3) g WHERE g > %(after)s", {})
+    whole = _read(
+        conn.cursor(),
+        "SELECT max(g), string_agg(g::text, ',') FROM generate_series(1, 3) g WHERE g > %(after)s",
+        {},
+    )
     assert list(whole) == [("1,2,3",)]  # keyset paging ends on an empty chunk
 
 
@@ -282,7 +294,8 @@ def glicko_histories(conn: psycopg.Connection, ladder_id: str) -> dict[str, obje
         r[0]: (r[1], hexed(r[2]), hexed(r[3]), r[4], hexed(r[5]), hexed(r[6]), r[7])
         for r in conn.execute(
             "SELECT player_id, positions, before, after, scores, rd_before, rd_after, periods"
-            " FROM rating_histories WHERE ladder_id = %s", (ladder_id,),
+            " FROM rating_histories WHERE ladder_id = %s",
+            (ladder_id,),
         ).fetchall()
     }
 
@@ -313,8 +326,15 @@ def test_a_glicko2_ladder_recomputed_from_the_log_equals_its_increments_bit_for_
         reason = "aborted" if i % 11 == 10 else ("timeout" if i % 7 == 3 else None)
         aborted += reason == "aborted"
         timed_out += reason == "timeout"
-        insert_result(conn, ladder_id, p0, p1, None if reason == "aborted" else
-                      (0, 1, None, 1)[i % 4] if reason is None else i % 2, at, reason=reason)
+        insert_result(
+            conn,
+            ladder_id,
+            p0,
+            p1,
+            None if reason == "aborted" else (0, 1, None, 1)[i % 4] if reason is None else i % 2,
+            at,
+            reason=reason,
+        )
         insert_result(conn, other, p1, p0, 0, at)
         if i % 5 == 4:
             modes.append(apply_ladder(conn, ladder_id)["mode"])

@@ -39,10 +39,13 @@ def self_play(seed: int, match_id: str) -> tuple[list, list[str]]:
     """A whole match by two bots, with the actor of each event as the service
     records it: every event a command causes carries the commanding player."""
     rng = random.Random(seed)
-    start = StartMatch(match_id=match_id, players=("p0", "p1"),
-                       ruleset=STANDARD if seed % 2 else DUEL,
-                       first_dealer=rng.choice((0, 1)),
-                       seed=rng.getrandbits(256).to_bytes(32, "big").hex())
+    start = StartMatch(
+        match_id=match_id,
+        players=("p0", "p1"),
+        ruleset=STANDARD if seed % 2 else DUEL,
+        first_dealer=rng.choice((0, 1)),
+        seed=rng.getrandbits(256).to_bytes(32, "big").hex(),
+    )
     t = Table()
     log = run(t, start)
     actors = ["system"] * len(log)
@@ -62,8 +65,14 @@ def chained(match_id: str, log: list, actors: list[str]) -> list[tuple]:
     start = datetime(2026, 3, 1, 12, tzinfo=UTC)
     for version, (event, actor) in enumerate(zip(log, actors, strict=True), start=1):
         at = start + timedelta(seconds=version)
-        h = row_hash(prev, match_id=match_id, version=version, actor=actor, recorded_at=at,
-                     event_bytes=encode_event(event))
+        h = row_hash(
+            prev,
+            match_id=match_id,
+            version=version,
+            actor=actor,
+            recorded_at=at,
+            event_bytes=encode_event(event),
+        )
         rows.append((100 + version, version, "", event, actor, at, prev, h))
         prev = h
     return rows
@@ -72,8 +81,13 @@ def chained(match_id: str, log: list, actors: list[str]) -> list[tuple]:
 def a_match(seed: int, hide: bool = False):
     log, actors = self_play(seed, f"m{seed}")
     rows = chained(f"m{seed}", log, actors)
-    return build_record(f"m{seed}", rows, names={"p0": "Ann", "p1": "Bob"},
-                        ladder_name="Spring", hide_hands_in_replay=hide)
+    return build_record(
+        f"m{seed}",
+        rows,
+        names={"p0": "Ann", "p1": "Bob"},
+        ladder_name="Spring",
+        hide_hands_in_replay=hide,
+    )
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -116,8 +130,15 @@ def test_a_forged_deal_is_found_even_with_a_recomputed_chain() -> None:
     forged = MatchRecord(
         headers=msgspec.structs.replace(record.headers, final_hash=rows[-1][7].hex()),
         events=[
-            RecordedEvent(version=v, actor=a, recorded_at=format_recorded_at(at),
-                          prev_hash=ph.hex(), hash=h.hex(), event=e, position=p)
+            RecordedEvent(
+                version=v,
+                actor=a,
+                recorded_at=format_recorded_at(at),
+                prev_hash=ph.hex(),
+                hash=h.hex(),
+                event=e,
+                position=p,
+            )
             for p, v, _, e, a, at, ph, h in rows
         ],
     )
@@ -130,7 +151,8 @@ def test_a_forged_deal_is_found_even_with_a_recomputed_chain() -> None:
 def test_headers_that_lie_about_the_result_are_found() -> None:
     record, _ = a_match(6)
     lying = msgspec.structs.replace(
-        record, headers=msgspec.structs.replace(record.headers, result="1/2-1/2", winner=None))
+        record, headers=msgspec.structs.replace(record.headers, result="1/2-1/2", winner=None)
+    )
     checked = check_record(lying)
     assert not checked.ok
     assert any("headers disagree" in p and "result" in p for p in checked.problems)
@@ -157,9 +179,16 @@ def test_the_one_pass_build_gives_the_bytes_of_frames_then_pack(seed: int, hide:
     record, states = a_match(seed, hide)
     assert pack_states(record, states) == pack(record, build_frames(record, states))
     # the record's states are the engine's evolve, event after event, each at its instant
-    assert states == list(accumulate(
-        record.events, lambda s, e: evolve(s, e.event, datetime.fromisoformat(e.recorded_at)),
-        initial=initial_state()))[1:]
+    assert (
+        states
+        == list(
+            accumulate(
+                record.events,
+                lambda s, e: evolve(s, e.event, datetime.fromisoformat(e.recorded_at)),
+                initial=initial_state(),
+            )
+        )[1:]
+    )
 
 
 async def _append_log(store, match_id: str, log: list, actors: list[str]) -> None:
@@ -194,8 +223,10 @@ async def test_a_batch_build_stores_exactly_the_archives_single_builds_store(
     monkeypatch.setattr(batch, "ARCHIVE_FIRST_BATCH", 1)  # batches of 1, 3, 3
 
     hidden = new_ladder(conn, hide_hands_in_replay=True)
-    conn.execute("INSERT INTO players (id, name, token_hash) VALUES"
-                 " ('p0', 'Ann', '\\x00'), ('p1', 'Bob', '\\x01')")
+    conn.execute(
+        "INSERT INTO players (id, name, token_hash) VALUES"
+        " ('p0', 'Ann', '\\x00'), ('p1', 'Bob', '\\x01')"
+    )
     finished = []
     for seed in range(10, 15):
         match_id = f"batch-m{seed}"
@@ -222,7 +253,9 @@ async def test_a_batch_build_stores_exactly_the_archives_single_builds_store(
         record = record_from_log(conn, match_id)
         assert record is not None
         _, states = record_of_events(
-            match_id, record.events, names={"p0": "Ann", "p1": "Bob"},
+            match_id,
+            record.events,
+            names={"p0": "Ann", "p1": "Bob"},
             ladder_name=record.headers.ladder,
             hide_hands_in_replay=record.headers.hide_hands_in_replay,
         )
@@ -230,5 +263,3 @@ async def test_a_batch_build_stores_exactly_the_archives_single_builds_store(
         assert (data, raw_size) == (batched[match_id][1], batched[match_id][3])
     hidden_frames = decode_archive(batched[finished[1]][1]).frames
     assert any(f.public is not None for f in hidden_frames[:-1])
-
-

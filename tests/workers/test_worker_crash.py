@@ -41,16 +41,23 @@ def _children(pid: int) -> list[int]:
 
 def _lock_held(conn: psycopg.Connection) -> bool:
     """A job's transaction is open and holds the ladder lock (it has written its rows)."""
-    return conn.execute(
-        "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-        " WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()"
-        " AND a.state = 'idle in transaction'"
-    ).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+            " WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()"
+            " AND a.state = 'idle in transaction'"
+        ).fetchone()
+        is not None
+    )
 
 
 async def test_a_worker_killed_mid_job_leaves_ratings_right_after_the_retry(
-    store: EventStore, conn: psycopg.Connection, redis: Redis, redis_prefix: str,
-    database_url: str, redis_server_url: str,
+    store: EventStore,
+    conn: psycopg.Connection,
+    redis: Redis,
+    redis_prefix: str,
+    database_url: str,
+    redis_server_url: str,
 ) -> None:
     ladder_id = new_ladder(conn)
     results = [("ann", "bob", 0), ("bob", "cat", None), ("cat", "ann", 1), ("ann", "cat", 0)]
@@ -59,6 +66,7 @@ async def test_a_worker_killed_mid_job_leaves_ratings_right_after_the_retry(
     # The first two results are rated; the next two arrive, then a slow
     # recompute (it pauses 60 s before committing) is killed mid-job.
     from workers.ratings import apply_ladder
+
     apply_ladder(conn, ladder_id)
     rated_before = table(conn, ladder_id)
     for p0, p1, winner in results[2:]:
@@ -67,12 +75,27 @@ async def test_a_worker_killed_mid_job_leaves_ratings_right_after_the_retry(
         "workers.ratings.update_ladder", ladder_id, full=True, pause_s=60.0, job_timeout=300
     )
 
-    env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_server_url,
-           "MATCHA_REDIS_PREFIX": redis_prefix}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_server_url,
+        "MATCHA_REDIS_PREFIX": redis_prefix,
+    }
     worker = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "worker", "--burst", "--no-catch-up", "--fork",
-         "--no-projections"],
-        env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "worker",
+            "--burst",
+            "--no-catch-up",
+            "--fork",
+            "--no-projections",
+        ],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 60
