@@ -29,6 +29,7 @@ bench: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 schemas: install
