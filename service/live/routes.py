@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from typing import Any, Protocol
 
 import msgspec
@@ -22,7 +22,7 @@ from litestar.exceptions import WebSocketDisconnect
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from service.errors import MatchaError, NotFound, Unauthorized, Unavailable, ValidationFailed
-from service.live import metrics
+from service.live import commands, metrics
 from service.live.access import Access, parse_since, resolve, token_from_header
 from service.live.config import LiveSettings
 from service.live.hub import Hub
@@ -203,6 +203,20 @@ async def _drain_incoming(socket: WebSocket[Any, Any, Any]) -> None:
             await socket.receive_data(mode="text")
 
 
+async def _take_commands(socket: WebSocket[Any, Any, Any], access: Access) -> None:
+    """Read what the client of a match socket sends, answering each command (an
+    ack or a refusal) in the order they came; a close is noticed at once."""
+    core = socket.app.state.matches
+    path = socket.url.path
+    send: Callable[[Any], Awaitable[None]] = socket.send
+    with contextlib.suppress(WebSocketDisconnect):
+        while True:
+            raw = await socket.receive_data(mode="text")
+            reply = await commands.answer(core, access, raw, path)
+            if reply is not None:
+                await send({"type": "websocket.send", "text": reply})
+
+
 class _Sending:
     """When the frame being sent started (None: not sending): the watchdog reads it."""
 
@@ -289,14 +303,21 @@ async def _watchdog(sending: _Sending, timeout_s: float) -> None:
 
 
 async def _serve_socket(
-    socket: WebSocket[Any, Any, Any], hub: Hub, source: _Source, timeout_s: float
+    socket: WebSocket[Any, Any, Any],
+    hub: Hub,
+    source: _Source,
+    timeout_s: float,
+    incoming: Coroutine[Any, Any, None] | None = None,
 ) -> tuple[int, str]:
-    """Send frames until the client leaves or the stream ends; the close code and reason."""
+    """Send frames until the client leaves or the stream ends; the close code and reason.
+
+    ``incoming`` reads what the client sends (default: read and ignore it).
+    """
     sending = _Sending()
     sender = asyncio.create_task(_send_frames(socket, hub, source, sending))
     tasks = {
         sender,
-        asyncio.create_task(_drain_incoming(socket)),
+        asyncio.create_task(incoming if incoming is not None else _drain_incoming(socket)),
         asyncio.create_task(_watchdog(sending, timeout_s)),
     }
     try:
@@ -378,7 +399,11 @@ async def _serve_match_socket(
     try:
         stream = _open_stream(runtime, access, since)
         code, reason = await _serve_socket(
-            socket, runtime.hub, stream, runtime.hub.settings.send_timeout_s
+            socket,
+            runtime.hub,
+            stream,
+            runtime.hub.settings.send_timeout_s,
+            _take_commands(socket, access),
         )
     finally:
         runtime.hub.leave(match_id, conn_id)
