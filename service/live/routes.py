@@ -20,6 +20,7 @@ from litestar import Litestar, Request, WebSocket, get, websocket
 from litestar.datastructures import State
 from litestar.exceptions import WebSocketDisconnect
 from litestar.response import ServerSentEvent, ServerSentEventMessage
+from uvicorn.protocols.utils import ClientDisconnected
 
 from service.errors import MatchaError, NotFound, Unauthorized, Unavailable, ValidationFailed
 from service.live import commands, metrics
@@ -209,7 +210,7 @@ async def _take_commands(socket: WebSocket[Any, Any, Any], access: Access) -> No
     core = socket.app.state.matches
     path = socket.url.path
     send: Callable[[Any], Awaitable[None]] = socket.send
-    with contextlib.suppress(WebSocketDisconnect):
+    with contextlib.suppress(WebSocketDisconnect, ClientDisconnected):
         while True:
             raw = await socket.receive_data(mode="text")
             reply = await commands.answer(core, access, raw, path)
@@ -340,7 +341,7 @@ async def _serve_socket(
         if isinstance(error, psycopg.OperationalError):  # the store restarts: not a bug
             log.warning("live stream stopped: database unavailable (%s)", error)
             return CLOSE_TRY_AGAIN_LATER, "database unavailable: reconnect with since"
-        if error is not None and not isinstance(error, WebSocketDisconnect):
+        if error is not None and not isinstance(error, WebSocketDisconnect | ClientDisconnected):
             log.error("live stream failed", exc_info=error)
             return 1011, "internal error: reconnect with since"
     return 1000, ""

@@ -14,11 +14,11 @@ from typing import Any
 
 import msgspec
 import pytest
+from harness import Account
 from live_harness import Driver, expected_live_log
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from harness import Account
 from schemas.events import MatchCreated
 from service.api.seat_state import move_request
 from service.store import EventStore
