@@ -39,6 +39,7 @@ from service.live.wire import (
     CLOSE_UNAUTHORIZED,
     hello_decoder,
 )
+from service.matches import Committed
 from service.ops.stopping import process_stop
 
 log = logging.getLogger("matcha.live")
@@ -132,6 +133,12 @@ async def start_live(app: Litestar) -> None:
         settings=live_settings,
     )
     await hub.start()
+
+    async def remember(committed: Committed) -> None:
+        hub.remember(committed.match_id, committed.stored)
+
+    # First: the rows are kept before the hint that makes a stream want them is sent.
+    app.state.matches.after_commit.append(remember)
     publisher = None
     if app.state.redis is not None:
         publisher = Publisher(app.state.redis, settings.redis.prefix, load_log=load_log)
