@@ -347,6 +347,8 @@ async def _drive(base_url: str, server_pid: int, dbname: str) -> Recorder:
 
 RATES = tuple(int(r) for r in os.environ.get("MATCHA_BENCH_RATES", "250,500,750").split(",") if r)
 """The offered rates (commands/s) of the open-loop runs."""
+PATHS = tuple(p for p in os.environ.get("MATCHA_BENCH_PATHS", "http,socket").split(",") if p)
+"""Which paths the side-by-side runs take (both by default)."""
 PHASE_S = float(os.environ.get("MATCHA_BENCH_PHASE_S", "12"))
 """How long each capacity and open-loop run is measured (after its own warm-up)."""
 PHASE_WARMUP_S = float(os.environ.get("MATCHA_BENCH_PHASE_WARMUP_S", "2"))
@@ -511,7 +513,8 @@ class SocketGame(Game):
         return view
 
     async def read_view(self, seat: int) -> dict[str, Any]:
-        answer = await self.seats[seat].ask({"kind": "view"})
+        known = max(v.get("version", 0) for v in self.views)
+        answer = await self.seats[seat].ask({"kind": "view", "version": known or None})
         view: dict[str, Any] = answer["view"]
         return view
 
@@ -646,7 +649,7 @@ async def _side_by_side(base_url: str, server_pid: int, dbname: str) -> dict[str
     cores = os.cpu_count() or 1
     limits = httpx.Limits(max_connections=50, max_keepalive_connections=50)
     async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60) as client:
-        for path in ("http", "socket"):
+        for path in PATHS:
             rec = await _phase(client, path, None, server_pid, dbname)
             throughput = rec.completed / PHASE_S
             ours = (rec.server_cpu_s + rec.database_cpu_s + rec.client_cpu_s) / (PHASE_S * cores)
@@ -670,7 +673,7 @@ async def _side_by_side(base_url: str, server_pid: int, dbname: str) -> dict[str
                   f" command: server {cpu['server']}, PostgreSQL {cpu['database']},"
                   f" client {cpu['client']}")  # fmt: skip
         for rate in RATES:
-            for path in ("http", "socket"):
+            for path in PATHS:
                 rec = await _phase(client, path, rate, server_pid, dbname)
                 p50, p99, p999 = (_percentile(rec.latency_ms, q) for q in (0.5, 0.99, 0.999))
                 out[f"{path}_p50_ms_at_{rate}"] = round(p50, 2)

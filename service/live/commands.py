@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import msgspec
 
+from schemas.views import MatchView
 from service.api.deps import caller_of
 from service.api.errors import problem_of
 from service.api.match_routes import (
@@ -29,7 +30,7 @@ from service.api.match_routes import (
     receipt_of_answer,
     seat_maker,
 )
-from service.engine import view
+from service.engine import is_terminal, view
 from service.errors import Unauthorized
 from service.live.access import Access
 from service.live.wire import (
@@ -47,7 +48,7 @@ from service.live.wire import (
     frame_encoder,
     tag_decoder,
 )
-from service.matches import MatchCore
+from service.matches import MatchCore, seen_by
 
 SIGN_IN = "Sign in: connect with a token to send commands."
 
@@ -79,6 +80,24 @@ def _refused(request_id: str | None, error: Exception, instance: str) -> str:
     return frame_encoder.encode(frame).decode()
 
 
+async def _view(core: MatchCore, access: Access, version: int | None) -> MatchView:
+    """The match as the caller sees it: what ``GET /api/matches/{id}`` answers; when the
+    client names the ``version`` it knows the match is at and this process holds the
+    fold at that version, and the policy shows it undelayed, that view without a read."""
+    cached = core.cached(access.match_id)
+    if cached is not None and version is not None and cached.version == version:
+        facts = await core.facts(cached.created)
+        seen = seen_by(
+            facts, caller_of(access.player), over=is_terminal(cached.state), channel="view"
+        )
+        if not seen.delay_s:
+            return view(
+                cached.state, seen.viewer, version=cached.version, hide_hands_in_replay=seen.hide
+            )
+    seen, folded, _ = await _visible(core, access.match_id, access.player, "view")
+    return view(folded.state, seen.viewer, version=folded.version, hide_hands_in_replay=seen.hide)
+
+
 async def answer(core: MatchCore, access: Access, raw: str | bytes, path: str) -> str | None:
     """The text to send back for one client message (None: nothing, a late hello).
 
@@ -93,10 +112,7 @@ async def answer(core: MatchCore, access: Access, raw: str | bytes, path: str) -
     player = access.player
     try:
         if isinstance(message, ViewMessage):
-            seen, folded, _ = await _visible(core, access.match_id, player, "view")
-            shown = view(
-                folded.state, seen.viewer, version=folded.version, hide_hands_in_replay=seen.hide
-            )
+            shown = await _view(core, access, message.version)
             return frame_encoder.encode(ViewFrame(id=message.id, view=shown)).decode()
         if player is None:
             raise Unauthorized(SIGN_IN)

@@ -172,6 +172,9 @@ class ViewMessage(
     """Ask for the match as this caller sees it now (what ``GET /api/matches/{id}`` answers)."""
 
     id: RequestId
+    version: int | None = None
+    """The version the client knows the match is at (an ack's, a frame's): when this
+    server holds the match at exactly that version, it answers without a read."""
 
 
 CommandMessage: TypeAlias = PlayMessage | PassMessage | KeepMessage | ResignMessage
