@@ -227,8 +227,9 @@ async def test_given_a_seeded_match_when_played_entirely_over_the_sockets_with_a
 async def test_given_a_spectator_or_a_stranger_when_they_send_a_command_on_the_socket_then_it_is_refused_with_the_http_problem_and_the_log_is_unchanged(  # noqa: E501
     server: str, driver: Driver, store: EventStore
 ) -> None:
-    match_id, a, _ = await driver.new_match()
-    view = await driver.view(match_id, a)
+    match_id, a, b = await driver.new_match()
+    views = [await driver.view(match_id, seat) for seat in (a, b)]
+    view = next(v for v in views if any(m["type"] != "resign" for m in v["legal_moves"]))
     base = f"ws://{server}/api/matches/{match_id}/ws"
     stranger: Account = await driver.register()
     move = next(m for m in view["legal_moves"] if m["type"] != "resign")
@@ -255,5 +256,10 @@ async def test_given_a_spectator_or_a_stranger_when_they_send_a_command_on_the_s
     assert refused["problem"]["status"] == 400
     assert refused["problem"]["code"] == "validation_error"
     assert await store.load(match_id) == before
-    for sock in (anonymous, watcher):
+    # A seat's view on its socket, at the version it knows or not, is the HTTP view.
+    seat = await SeatSocket(base, a.token).open()
+    for known in (None, views[0]["version"]):
+        answer = await seat.ask({"kind": "view", "version": known})
+        assert answer["kind"] == "view" and answer["view"] == views[0]
+    for sock in (anonymous, watcher, seat):
         await sock.drop()
