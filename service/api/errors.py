@@ -212,7 +212,33 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
 }
 """Litestar picks the most specific class of the raised exception (MRO order)."""
 
-__all__ = ["EXCEPTION_HANDLERS", "PROBLEM_JSON", "Problem", "problem_response"]
+
+def problem_of(exc: Exception, instance: str) -> Problem:
+    """The problem+json body the table above answers for ``exc`` on ``instance``,
+    for a refusal that travels without an HTTP response (a command on a live
+    socket: service.live.commands)."""
+    status, code, detail = 500, "internal_error", "The server failed; try again."
+    if isinstance(exc, MatchaError):
+        status, code, detail = exc.status, exc.code, exc.detail
+    elif isinstance(exc, msgspec.DecodeError | msgspec.ValidationError):
+        status, code, detail = 400, "validation_error", f"The request body is not valid: {exc}."
+    elif isinstance(exc, psycopg.OperationalError):
+        log.warning("database unavailable on %s: %s", instance, exc)
+        status, code = 503, "database_unavailable"
+        detail = "The database is not answering; retry shortly (with the same Idempotency-Key)."
+    else:
+        log.exception("unhandled error on %s", instance, exc_info=exc)
+    return Problem(
+        type=PROBLEM_BASE + code,
+        title=HTTPStatus(status).phrase,
+        status=status,
+        code=code,
+        detail=detail,
+        instance=instance,
+    )
+
+
+__all__ = ["EXCEPTION_HANDLERS", "PROBLEM_JSON", "Problem", "problem_of", "problem_response"]
 
 
 _REFUSALS = {

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from service.api.auth import player_by_token
+from service.api.auth import Player, player_by_token
 from service.api.deps import caller_of
 from service.engine import is_terminal
 from service.errors import Unauthorized, ValidationFailed
@@ -28,6 +28,8 @@ class Access(msgspec.Struct, frozen=True, kw_only=True):
     players: tuple[str, str]
     salt: bytes | None = None
     """A seat's: its match's head salt, so its frames carry the service's receipts."""
+    player: Player | None = None
+    """Who holds the token (None: anonymous): the caller of commands sent on a socket."""
 
     @property
     def role(self) -> str:
@@ -79,4 +81,5 @@ async def resolve(state: Any, match_id: str, token: str | None) -> Access:
         player_id=caller.player_id,
         players=facts.players,
         salt=salt,
+        player=player,
     )

@@ -123,6 +123,14 @@ class _Watch:
     local_members: dict[str, str] = field(default_factory=dict)
     """Presence members of this process's connections: connection id -> role."""
     recount: asyncio.Task[None] | None = None
+    recent: tuple[StoredLike, ...] = ()
+    """The last rows this process itself appended to the match (whole, contiguous,
+    at most ``RECENT_ROWS``): a seat's stream takes them from here instead of the
+    store when they reach what the hub knows is committed (``remember``)."""
+
+
+RECENT_ROWS = 32
+"""How many of a watched match's latest rows appended here the hub keeps."""
 
 
 class Hub:
@@ -240,11 +248,33 @@ class Hub:
 
     # ---- reading the store (the truth) -----------------------------------------
 
+    def remember(self, match_id: str, rows: Sequence[StoredLike]) -> None:
+        """Rows this process just committed (after commit, in version order): kept
+        for the match's local viewers if anyone here watches it."""
+        watch = self._watches.get(match_id)
+        if watch is None or not rows:
+            return
+        kept = watch.recent
+        if kept and kept[-1].version + 1 == rows[0].version:
+            watch.recent = (*kept, *rows)[-RECENT_ROWS:]
+        else:
+            watch.recent = tuple(rows)[-RECENT_ROWS:]
+
     async def load_after(self, match_id: str, after: int) -> tuple[StoredLike, ...]:
         """Every committed event of the match after ``after`` (whole: the stream redacts).
 
-        Identical reads in flight share one query (a crowd catching up at once).
+        From this process's own latest appends when they cover everything after
+        ``after`` up to the highest version the hub knows of (a seat following
+        its own match on the process that took the command: no read); else from
+        the store, where identical reads in flight share one query (a crowd
+        catching up at once). The periodic check always reads the store.
         """
+        watch = self._watches.get(match_id)
+        if watch is not None and watch.recent and watch.known is not None:
+            recent = watch.recent
+            if recent[0].version <= after + 1 and after < recent[-1].version >= watch.known:
+                metrics.recent_hits.inc()
+                return tuple(r for r in recent if r.version > after)
         key = (match_id, after)
         task = self._inflight.get(key)
         if task is None:

@@ -17,6 +17,10 @@ lagging = Counter(
 refills = Counter(
     "matcha_live_refills_total", "Reads from the store to fill a gap a hint revealed.", ["why"]
 )
+recent_hits = Counter(
+    "matcha_live_recent_reads_total",
+    "Reads a seat's stream took from this process's own latest appends, not the store.",
+)
 refused_full = Counter(
     "matcha_live_refused_full_total",
     "Live connections refused because the process held MATCHA_LIVE_MAX_CONNECTIONS.",
@@ -30,6 +34,7 @@ __all__ = [
     "lagging",
     "publish_failures",
     "published",
+    "recent_hits",
     "refills",
     "refused_full",
     "subscription_drops",

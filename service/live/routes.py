@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from typing import Any, Protocol
 
 import msgspec
@@ -20,9 +20,10 @@ from litestar import Litestar, Request, WebSocket, get, websocket
 from litestar.datastructures import State
 from litestar.exceptions import WebSocketDisconnect
 from litestar.response import ServerSentEvent, ServerSentEventMessage
+from uvicorn.protocols.utils import ClientDisconnected
 
 from service.errors import MatchaError, NotFound, Unauthorized, Unavailable, ValidationFailed
-from service.live import metrics
+from service.live import commands, metrics
 from service.live.access import Access, parse_since, resolve, token_from_header
 from service.live.config import LiveSettings
 from service.live.hub import Hub
@@ -38,6 +39,7 @@ from service.live.wire import (
     CLOSE_UNAUTHORIZED,
     hello_decoder,
 )
+from service.matches import Committed
 from service.ops.stopping import process_stop
 
 log = logging.getLogger("matcha.live")
@@ -131,6 +133,12 @@ async def start_live(app: Litestar) -> None:
         settings=live_settings,
     )
     await hub.start()
+
+    async def remember(committed: Committed) -> None:
+        hub.remember(committed.match_id, committed.stored)
+
+    # First: the rows are kept before the hint that makes a stream want them is sent.
+    app.state.matches.after_commit.append(remember)
     publisher = None
     if app.state.redis is not None:
         publisher = Publisher(app.state.redis, settings.redis.prefix, load_log=load_log)
@@ -201,6 +209,20 @@ async def _drain_incoming(socket: WebSocket[Any, Any, Any]) -> None:
     with contextlib.suppress(WebSocketDisconnect):
         while True:
             await socket.receive_data(mode="text")
+
+
+async def _take_commands(socket: WebSocket[Any, Any, Any], access: Access) -> None:
+    """Read what the client of a match socket sends, answering each command (an
+    ack or a refusal) in the order they came; a close is noticed at once."""
+    core = socket.app.state.matches
+    path = socket.url.path
+    send: Callable[[Any], Awaitable[None]] = socket.send
+    with contextlib.suppress(WebSocketDisconnect, ClientDisconnected):
+        while True:
+            raw = await socket.receive_data(mode="text")
+            reply = await commands.answer(core, access, raw, path)
+            if reply is not None:
+                await send({"type": "websocket.send", "text": reply})
 
 
 class _Sending:
@@ -289,14 +311,21 @@ async def _watchdog(sending: _Sending, timeout_s: float) -> None:
 
 
 async def _serve_socket(
-    socket: WebSocket[Any, Any, Any], hub: Hub, source: _Source, timeout_s: float
+    socket: WebSocket[Any, Any, Any],
+    hub: Hub,
+    source: _Source,
+    timeout_s: float,
+    incoming: Coroutine[Any, Any, None] | None = None,
 ) -> tuple[int, str]:
-    """Send frames until the client leaves or the stream ends; the close code and reason."""
+    """Send frames until the client leaves or the stream ends; the close code and reason.
+
+    ``incoming`` reads what the client sends (default: read and ignore it).
+    """
     sending = _Sending()
     sender = asyncio.create_task(_send_frames(socket, hub, source, sending))
     tasks = {
         sender,
-        asyncio.create_task(_drain_incoming(socket)),
+        asyncio.create_task(incoming if incoming is not None else _drain_incoming(socket)),
         asyncio.create_task(_watchdog(sending, timeout_s)),
     }
     try:
@@ -319,7 +348,7 @@ async def _serve_socket(
         if isinstance(error, psycopg.OperationalError):  # the store restarts: not a bug
             log.warning("live stream stopped: database unavailable (%s)", error)
             return CLOSE_TRY_AGAIN_LATER, "database unavailable: reconnect with since"
-        if error is not None and not isinstance(error, WebSocketDisconnect):
+        if error is not None and not isinstance(error, WebSocketDisconnect | ClientDisconnected):
             log.error("live stream failed", exc_info=error)
             return 1011, "internal error: reconnect with since"
     return 1000, ""
@@ -378,7 +407,11 @@ async def _serve_match_socket(
     try:
         stream = _open_stream(runtime, access, since)
         code, reason = await _serve_socket(
-            socket, runtime.hub, stream, runtime.hub.settings.send_timeout_s
+            socket,
+            runtime.hub,
+            stream,
+            runtime.hub.settings.send_timeout_s,
+            _take_commands(socket, access),
         )
     finally:
         runtime.hub.leave(match_id, conn_id)

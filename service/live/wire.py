@@ -9,11 +9,11 @@ Encoders and decoders are built once, here.
 """
 
 from datetime import datetime
-from typing import Any, Final, Literal, TypeAlias
+from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
 
-from schemas.cards import Seat
+from schemas.cards import Card, Seat, Target
 from schemas.views import EventView
 
 # ---- between processes (Redis pub/sub) -------------------------------------
@@ -118,8 +118,111 @@ class Hello(msgspec.Struct, frozen=True, kw_only=True, tag="hello", tag_field="k
     token: str | None = None
 
 
+# ---- commands a seat sends on its socket (docs/live.md "Commands") ---------
+
+RequestId = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+"""Chosen by the client; its ack (or refusal) names it."""
+IdempotencyKey = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+"""As HTTP's ``Idempotency-Key``: a resend with the same key gets the first answer."""
+
+
+class PlayMessage(
+    msgspec.Struct, frozen=True, kw_only=True, tag="play", tag_field="kind",
+    forbid_unknown_fields=True,
+):  # fmt: skip
+    id: RequestId
+    card: Card
+    target: Target
+    expected_version: int | None = None
+    idempotency_key: IdempotencyKey | None = None
+
+
+class PassMessage(
+    msgspec.Struct, frozen=True, kw_only=True, tag="pass", tag_field="kind",
+    forbid_unknown_fields=True,
+):  # fmt: skip
+    id: RequestId
+    expected_version: int | None = None
+    idempotency_key: IdempotencyKey | None = None
+
+
+class KeepMessage(
+    msgspec.Struct, frozen=True, kw_only=True, tag="keep", tag_field="kind",
+    forbid_unknown_fields=True,
+):  # fmt: skip
+    id: RequestId
+    cards: tuple[Card, ...] = ()
+    expected_version: int | None = None
+    idempotency_key: IdempotencyKey | None = None
+
+
+class ResignMessage(
+    msgspec.Struct, frozen=True, kw_only=True, tag="resign", tag_field="kind",
+    forbid_unknown_fields=True,
+):  # fmt: skip
+    id: RequestId
+    expected_version: int | None = None
+    idempotency_key: IdempotencyKey | None = None
+
+
+class ViewMessage(
+    msgspec.Struct, frozen=True, kw_only=True, tag="view", tag_field="kind",
+    forbid_unknown_fields=True,
+):  # fmt: skip
+    """Ask for the match as this caller sees it now (what ``GET /api/matches/{id}`` answers)."""
+
+    id: RequestId
+    version: int | None = None
+    """The version the client knows the match is at (an ack's, a frame's): when this
+    server holds the match at exactly that version, it answers without a read."""
+
+
+CommandMessage: TypeAlias = PlayMessage | PassMessage | KeepMessage | ResignMessage
+ClientMessage: TypeAlias = Hello | CommandMessage | ViewMessage
+
+
+class AckFrame(
+    msgspec.Struct, frozen=True, kw_only=True, tag="ack", tag_field="kind", omit_defaults=True
+):
+    """The command ``id`` was accepted: the match is at ``version`` now."""
+
+    id: str
+    version: int
+    view: Any = None
+    """The match as the caller sees it now (``schemas.views.MatchView``), as HTTP answers."""
+    receipt: Any = None
+    """The service's receipt of the log at ``version``: the one HTTP answers with."""
+    replayed: bool = False
+    """A resend with a known idempotency key: the first answer, nothing appended."""
+
+
+class ViewFrame(msgspec.Struct, frozen=True, kw_only=True, tag="view", tag_field="kind"):
+    """The answer to a ``view`` message: ``view`` is what ``GET /api/matches/{id}`` answers."""
+
+    id: str
+    view: Any
+
+
+class RefusedFrame(msgspec.Struct, frozen=True, kw_only=True, tag="refused", tag_field="kind"):
+    """The command ``id`` (None: a message that could not be read) was refused;
+    ``problem`` is the problem+json body the HTTP route would have answered."""
+
+    id: str | None
+    problem: Any
+
+
 frame_encoder: Final = msgspec.json.Encoder()
 hello_decoder: Final = msgspec.json.Decoder(Hello)
+client_decoder: Final = msgspec.json.Decoder(ClientMessage)
+
+
+class _Tagged(msgspec.Struct, frozen=True):
+    kind: str = ""
+    id: Any = None
+
+
+tag_decoder: Final = msgspec.json.Decoder(_Tagged)
+"""Reads only ``kind`` and ``id`` of a message the full decoder refused (to name it)."""
 
 # ---- WebSocket close codes (4xxx mirror HTTP statuses) ----------------------
 

@@ -190,6 +190,12 @@ class MatchCore:
         self._folds.put(folded)
         return folded
 
+    def cached(self, match_id: str) -> Folded | None:
+        """The latest fold of the match this process holds, unchecked (no read): for a
+        reader that knows which version it wants (a live seat's view at the version
+        its stream has sent) and falls back to ``current`` otherwise."""
+        return self._folds.get(match_id)
+
     async def current_facts(self, match_id: str) -> tuple[MatchFacts, Folded]:
         folded = await self.current(match_id)
         return await self.facts(folded.created), folded

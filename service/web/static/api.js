@@ -22,8 +22,8 @@ export const auth = {
 };
 
 /** fetch JSON; `anonymous` leaves the token out (the watch page: public information only). */
-export async function api(path, { method = "GET", body, anonymous = false, token = anonymous ? "" : auth.token } = {}) {
-  const headers = { Accept: "application/json" };
+export async function api(path, { method = "GET", body, anonymous = false, token = anonymous ? "" : auth.token, headers: extra = {} } = {}) {
+  const headers = { Accept: "application/json", ...extra };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
   let res;

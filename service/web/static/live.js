@@ -2,9 +2,15 @@
 // fails too, polling. Frames are deduplicated by version, and a reconnect
 // resumes from the last version seen, so nothing is missed or doubled.
 
-/** opts: {since, token, onEvent(frame), onPresence(frame), onOdds(frame), onPoll(), onState(text)}; returns stop(). */
+/** opts: {since, token, onEvent(frame), onPresence(frame), onOdds(frame), onPoll(), onState(text)};
+ * returns stop(), with stop.command(kind, body): a seat's command on the open socket
+ * (a Promise of the ack, rejected with the problem+json of a refusal, or with code
+ * "dropped"/"timeout" when the socket could not answer: resend over HTTP with the
+ * same idempotency key), or null when no socket is open (docs/live.md). */
 export function follow(matchId, opts) {
   let last = opts.since || 0;
+  const pending = new Map();
+  let counter = 0;
   let stopped = false;
   let ws = null, es = null;
   let timer = 0, failures = 0, retries = 0;
@@ -14,7 +20,11 @@ export function follow(matchId, opts) {
   function frame(data) {
     let f;
     try { f = JSON.parse(data); } catch { return; }
-    if (f.kind === "event") {
+    if ((f.kind === "ack" || f.kind === "refused") && pending.has(f.id)) {
+      const p = pending.get(f.id);
+      pending.delete(f.id);
+      if (f.kind === "ack") p.resolve(f); else p.reject(f.problem);
+    } else if (f.kind === "event") {
       if (f.version <= last) return;
       last = f.version;
       opts.onEvent(f);
@@ -41,6 +51,8 @@ export function follow(matchId, opts) {
     ws.onmessage = (m) => { heard = true; frame(m.data); };
     ws.onclose = (e) => {
       ws = null;
+      for (const p of pending.values()) p.reject({ code: "dropped", detail: "The live socket closed." });
+      pending.clear();
       if (stopped) return;
       if ([4400, 4401, 4403, 4404].includes(e.code)) { state(`closed (${e.code})`); poll(); return; }
       // A socket that never opened counts towards the fallback; one that lived
@@ -73,11 +85,25 @@ export function follow(matchId, opts) {
     timer = setTimeout(poll, 2000);
   }
 
+  function command(kind, body) {
+    if (!opts.token || !ws || ws.readyState !== WebSocket.OPEN) return null;
+    const id = `c${++counter}`;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      ws.send(JSON.stringify({ kind, id, ...body }));
+      setTimeout(() => {
+        if (pending.delete(id)) reject({ code: "timeout", detail: "No answer on the live socket." });
+      }, 10000);
+    });
+  }
+
   socket();
-  return () => {
+  const stop = () => {
     stopped = true;
     clearTimeout(timer);
     if (ws) ws.close(1000);
     if (es) es.close();
   };
+  stop.command = command;
+  return stop;
 }

@@ -121,12 +121,29 @@ export async function matchPage(root, matchId, mode) {
     if (again) { again = false; refresh(); }
   }
 
+  // A move goes on the live socket while it is open (docs/live.md "Commands on the
+  // socket"), else over HTTP; a socket that drops before it answers is followed by
+  // the same command over HTTP with the same idempotency key: never applied twice.
+  let live = null;
+  async function command(path, body) {
+    const key = (crypto.randomUUID && crypto.randomUUID()) || `${Date.now()}-${Math.random()}`;
+    const onSocket = live && live.command(path, { ...body, idempotency_key: key });
+    if (onSocket) {
+      try {
+        return await onSocket;
+      } catch (p) {
+        if (p.code !== "dropped" && p.code !== "timeout") throw new ApiError(p.status, p.code, p.detail);
+      }
+    }
+    return api(`/api/matches/${encodeURIComponent(matchId)}/${path}`, {
+      method: "POST", body, headers: { "Idempotency-Key": key } });
+  }
+
   async function send(path, body) {
     if (busy) return;
     busy = true;
     try {
-      const res = await api(`/api/matches/${encodeURIComponent(matchId)}/${path}`, {
-        method: "POST", body: { ...body, expected_version: view.version } });
+      const res = await command(path, { ...body, expected_version: view.version });
       keepReceipt(matchId, res.receipt);
       ui.selected = null;
       message = "";
@@ -275,7 +292,7 @@ export async function matchPage(root, matchId, mode) {
     }
   }, 200);
 
-  follow(matchId, {
+  live = follow(matchId, {
     since: view.version,
     token,
     onEvent: (f) => {

@@ -1,0 +1,138 @@
+"""Commands a seat sends on its live socket: play, pass, keep and resign.
+
+The socket path is an adapter like the HTTP routes, and takes the same road:
+the message becomes the HTTP route's body (``service.api.match_routes``), the
+body becomes the caller's seat command in ``MatchCore.run`` (same expected
+version, same idempotency key rules, same receipts), and a refusal becomes
+the very problem+json body the HTTP route would answer
+(``service.api.errors.problem_of``). Who is a seat is the match core's and the
+policy's answer, not this module's: a spectator's command is refused by the
+same ``seat_maker`` that refuses a stranger's POST. The frames the command
+causes come on the socket's stream as for any other event, redacted for this
+viewer. The protocol is in docs/live.md "Commands on the socket".
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from schemas.views import MatchView
+from service.api.deps import caller_of
+from service.api.errors import problem_of
+from service.api.match_routes import (
+    CommandBody,
+    KeepBody,
+    PassBody,
+    PlayBody,
+    ResignBody,
+    _visible,
+    answer_view,
+    receipt_of_answer,
+    seat_maker,
+)
+from service.engine import is_terminal, view
+from service.errors import Unauthorized
+from service.live.access import Access
+from service.live.wire import (
+    AckFrame,
+    CommandMessage,
+    Hello,
+    KeepMessage,
+    PassMessage,
+    PlayMessage,
+    RefusedFrame,
+    ResignMessage,
+    ViewFrame,
+    ViewMessage,
+    client_decoder,
+    frame_encoder,
+    tag_decoder,
+)
+from service.matches import MatchCore, seen_by
+
+SIGN_IN = "Sign in: connect with a token to send commands."
+
+
+def body_of(message: CommandMessage) -> CommandBody:
+    """The HTTP route's body for this message (what the core is given either way)."""
+    match message:
+        case PlayMessage(card=card, target=target, expected_version=version):
+            return PlayBody(card=card, target=target, expected_version=version)
+        case PassMessage(expected_version=version):
+            return PassBody(expected_version=version)
+        case KeepMessage(cards=cards, expected_version=version):
+            return KeepBody(cards=cards, expected_version=version)
+        case ResignMessage(expected_version=version):
+            return ResignBody(expected_version=version)
+
+
+def _request_id(raw: str | bytes) -> str | None:
+    """The ``id`` of a message the decoder refused, if it has a readable one."""
+    try:
+        found = tag_decoder.decode(raw).id
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return found if isinstance(found, str) and len(found) <= 100 else None
+
+
+def _refused(request_id: str | None, error: Exception, instance: str) -> str:
+    frame = RefusedFrame(id=request_id, problem=problem_of(error, instance))
+    return frame_encoder.encode(frame).decode()
+
+
+async def _view(core: MatchCore, access: Access, version: int | None) -> MatchView:
+    """The match as the caller sees it: what ``GET /api/matches/{id}`` answers; when the
+    client names the ``version`` it knows the match is at and this process holds the
+    fold at that version, and the policy shows it undelayed, that view without a read."""
+    cached = core.cached(access.match_id)
+    if cached is not None and version is not None and cached.version == version:
+        facts = await core.facts(cached.created)
+        seen = seen_by(
+            facts, caller_of(access.player), over=is_terminal(cached.state), channel="view"
+        )
+        if not seen.delay_s:
+            return view(
+                cached.state, seen.viewer, version=cached.version, hide_hands_in_replay=seen.hide
+            )
+    seen, folded, _ = await _visible(core, access.match_id, access.player, "view")
+    return view(folded.state, seen.viewer, version=folded.version, hide_hands_in_replay=seen.hide)
+
+
+async def answer(core: MatchCore, access: Access, raw: str | bytes, path: str) -> str | None:
+    """The text to send back for one client message (None: nothing, a late hello).
+
+    ``path`` is the socket's path, the problem's ``instance``.
+    """
+    try:
+        message = client_decoder.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        return _refused(_request_id(raw), error, path)
+    if isinstance(message, Hello):
+        return None  # the token came another way already: nothing to do
+    player = access.player
+    try:
+        if isinstance(message, ViewMessage):
+            shown = await _view(core, access, message.version)
+            return frame_encoder.encode(ViewFrame(id=message.id, view=shown)).decode()
+        if player is None:
+            raise Unauthorized(SIGN_IN)
+        accepted = await core.run(
+            access.match_id,
+            seat_maker(player.id, body_of(message)),
+            actor=player.id,
+            expected_version=message.expected_version,
+            idempotency_key=message.idempotency_key,
+        )
+        ack = AckFrame(
+            id=message.id,
+            version=accepted.version,
+            view=answer_view(accepted, caller_of(player)),
+            receipt=receipt_of_answer(accepted),
+            replayed=accepted.replayed,
+        )
+    except Exception as error:  # every refusal is answered, as HTTP answers it
+        return _refused(message.id, error, path)
+    return frame_encoder.encode(ack).decode()
+
+
+__all__ = ["SIGN_IN", "answer", "body_of"]
