@@ -61,6 +61,9 @@ def test_both_clocks_count_down_and_the_seat_that_runs_out_of_time_loses(
         assert page.locator("#clocks .clock").count() == 2
         assert "8 s + 0 s" in page.inner_text("#time-control")
         assert _running(page) == first
+        # The opponent has no page open: presence tells this player they left.
+        page.wait_for_selector("#opponent-away", timeout=15_000)
+        assert "clock keeps running" in page.inner_text("#opponent-away")
         _counts_down(page, first)
         # The running seat moves: its clock stops, the other one counts down.
         seat, who = seat_to_move()

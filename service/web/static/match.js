@@ -199,6 +199,17 @@ export async function matchPage(root, matchId, mode) {
         } }, resignArmed ? "Really resign?" : "Resign"));
   }
 
+  // Presence tells a player their opponent has left; on a timed match their
+  // clock keeps running, and running out loses (or aborts a no-show) the same way.
+  function opponentAway() {
+    if (mode !== "play" || typeof view.viewer !== "number" || view.phase === "ended") return null;
+    if (!ui.presence || ui.presence.players[1 - view.viewer]) return null;
+    const who = nameOf(view.seats[1 - view.viewer].player);
+    return h("p", { class: "panel notice", id: "opponent-away", role: "status" },
+      `${who} has left the match. `,
+      view.clocks ? "Their clock keeps running: if it runs out, you win." : "You may wait for them to come back.");
+  }
+
   function draw() {
     if (!view) return;
     const focus = document.activeElement;
@@ -227,6 +238,7 @@ export async function matchPage(root, matchId, mode) {
       notSeat,
       mode === "watch" && !ended ? oddsBar(ui.odds, view.seats.map((s) => nameOf(s.player))) : null,
       clockBar(view.clocks, view.seats.map((s) => nameOf(s.player)), viewAt),
+      opponentAway(),
       h("p", { class: "status", id: "status" }, status(view)),
       h("p", { id: "message", class: "message", role: "status" }, message),
       h("div", { class: "match-grid" },
