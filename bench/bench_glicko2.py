@@ -7,7 +7,10 @@ full=True)``: read the log, rate period by period, write the tables, commit.
 The matches end over ``MATCHA_BENCH_GLICKO_PERIODS`` (14) daily rating
 periods, about 14 games per player per period (Glickman suggests 10 to 15).
 Smaller: ``MATCHA_BENCH_GLICKO_MATCHES`` / ``MATCHA_BENCH_GLICKO_PLAYERS``.
-Merges its figures into bench/results/workers.json.
+Then the same recompute with the ladder switched to Elo, under the same load
+(``glicko2_paired_elo_*``): the machine is shared, and the pair compares the
+two systems where neither figure alone can. Merges its figures into
+bench/results/workers.json.
 
     .venv/bin/python -m bench glicko2
 """
@@ -74,7 +77,10 @@ def bench_glicko2(url: str) -> dict[str, Any]:
             " WHERE ladder_id = 'glicko2'"
         ).fetchone()
     assert result["matches"] == MATCHES, result
+    elo = _paired_elo(url)
     return {
+        "glicko2_paired_elo_recompute_matches_per_s": elo["matches_per_s"],
+        "glicko2_paired_elo_recompute_cpu_s": elo["cpu_s"],
         "glicko2_recompute_matches_per_s": MATCHES / elapsed,
         "glicko2_recompute_s": elapsed,
         "glicko2_phases_s": {
@@ -88,6 +94,29 @@ def bench_glicko2(url: str) -> dict[str, Any]:
         "glicko2_periods": int(periods[0]) if periods else 0,
         "glicko2_synthetic_load_s": load_s,
     }
+
+
+def _paired_elo(url: str) -> dict[str, Any]:
+    """The same recompute with the ladder's rating system switched to Elo, right
+    after: the Elo figure under the same load (the other helper's benchmarks
+    share the cores), so the two systems compare even when neither runs idle."""
+    from workers.ratings import apply_ladder
+
+    with (
+        psycopg.connect(url, autocommit=True) as conn,
+        psycopg.connect(url, autocommit=True) as reader,
+    ):
+        conn.execute("UPDATE ladders SET rating = '{}' WHERE id = 'glicko2'")
+        backends0 = [_backend_cpu_s(c) for c in (conn, reader)]
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        result = apply_ladder(conn, "glicko2", full=True, reader=reader)
+        elapsed = time.perf_counter() - t0
+        cpu = {"python": time.process_time() - cpu0}
+        backends = [_backend_cpu_s(c) for c in (conn, reader)]
+        if None not in backends0 + backends:
+            cpu["postgres"] = sum(backends) - sum(backends0)  # type: ignore[arg-type]
+    assert result["matches"] == MATCHES, result
+    return {"matches_per_s": MATCHES / elapsed, "cpu_s": cpu}
 
 
 def main() -> None:
@@ -108,6 +137,13 @@ def main() -> None:
         f" write {phases['write_and_commit']:.2f}; CPU {cpu['python']:.2f} s Python,"
         f" {cpu.get('postgres', float('nan')):.2f} s PostgreSQL)"
         f"  target >= {TARGET:,}: {'ok' if rate >= TARGET else 'MISSED'}"
+    )
+    elo_cpu = results["glicko2_paired_elo_recompute_cpu_s"]
+    print(
+        f"   Elo on the same ladder right after:"
+        f" {results['glicko2_paired_elo_recompute_matches_per_s']:,.0f} matches/s"
+        f" (CPU {elo_cpu['python']:.2f} s Python, {elo_cpu.get('postgres', float('nan')):.2f} s"
+        " PostgreSQL)"
     )
     print(
         f"   (load average {os.getloadavg()[0]:.2f}; a bare Python loop step took"

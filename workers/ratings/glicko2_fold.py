@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from workers.ratings.codes import tally
 from workers.ratings.elo_fold import SelfMatchError
-from workers.ratings.glicko2 import SCALE, Glicko2Settings, g, rated, soft_reset
+from workers.ratings.glicko2 import SCALE, Glicko2Settings, g, new_volatility, soft_reset
 from workers.ratings.layout import little_endian
 
 
@@ -96,15 +96,26 @@ def rate_periods(
     ladder_period = -1
     exp = math.exp
     sqrt = math.sqrt
+    tau = s.tau
 
     def close() -> None:
         """The period's games are all in: rate each of its players once. They
         stay open (``is_open``, as ``glicko2.Glicko2Ratings`` keeps them) until they play
         in a later period or a season boundary closes every period."""
+        # glicko2.rated written out (same operations, same order: same bits)
         for p in open_now:
             b = base[p]
-            r, d, v = rated(b[0], phi_in[p], b[2], v_sum[p], d_sum[p], s)
-            rating[p], rd[p], sigma[p] = r, d, v
+            phi = phi_in[p]
+            ds = d_sum[p]
+            v = 1.0 / v_sum[p]
+            sn = new_volatility(phi, b[2], v, v * ds, tau)
+            phi_star = sqrt(phi * phi + sn * sn)
+            phi_new = 1.0 / sqrt(1.0 / (phi_star * phi_star) + 1.0 / v)
+            r = SCALE * ((b[0] - 1500.0) / SCALE + phi_new * phi_new * ds) + 1500.0
+            d = SCALE * phi_new
+            if d > max_rd:
+                d = max_rd
+            rating[p], rd[p], sigma[p] = r, d, sn
             afters[p].append((r, d))
         open_now.clear()
 
