@@ -67,7 +67,9 @@ class ProcessStop:
         self.reason = ""
         self._callbacks: list[Callback] = []
         self._open: list[Callable[[], int]] = []
-        self._lock = threading.Lock()
+        # Reentrant: ``request`` runs inside signal handlers, which interrupt the
+        # main thread wherever it is, possibly inside ``on_stop`` holding this lock.
+        self._lock = threading.RLock()
 
     @property
     def requested(self) -> bool:
@@ -133,7 +135,15 @@ class ProcessStop:
             self.reason = reason
             self.event.set()
             callbacks, self._callbacks = self._callbacks, []
-        log.info("stopping (%s): ending within %.0f s", reason, self.deadline_s)
+        # Logged from a thread, never here: a signal handler that logs while the
+        # main thread is inside the logging queue's put (its lock is not reentrant)
+        # deadlocks the process, and the stop never comes (seen: 1 SIGTERM in 6).
+        threading.Thread(
+            target=log.info,
+            args=("stopping (%s): ending within %.0f s", reason, self.deadline_s),
+            name="stop-log",
+            daemon=True,
+        ).start()
         if watchdog:
             threading.Thread(target=self._watchdog, name="stop-watchdog", daemon=True).start()
         for callback in callbacks:
