@@ -306,9 +306,10 @@ WHERE e.position <= %s ORDER BY e.match_id, e.version DESC
 """
 
 
-BARRIER_TRY_S = 0.5
+_TRY_BARRIER = "SELECT pg_try_advisory_xact_lock(%s)"
+BARRIER_TRY_S = 0.25
 """How long the checkpointer tries the barrier without queueing for it."""
-BARRIER_POLL_S = 0.002
+BARRIER_POLL_S = 0.005
 
 
 async def _committed_high(conn: AsyncConnection[Any]) -> int:
@@ -316,10 +317,12 @@ async def _committed_high(conn: AsyncConnection[Any]) -> int:
     (the barrier of ``EventStore.read_all``: docs/event-store.md "Global order").
 
     The exclusive lock is *tried* (``pg_try_advisory_xact_lock``, which never
-    joins the lock's queue) every ``BARRIER_POLL_S`` for up to ``BARRIER_TRY_S``
-    before it is waited for: a waiting exclusive request makes every new
-    append's shared request queue behind it, so a checkpoint that waited on
-    one slow append stalled every command of the process, about once a second.
+    joins the lock's queue; on an autocommit connection one statement and its
+    own transaction, so the lock is dropped as soon as it is had) every
+    ``BARRIER_POLL_S`` for up to ``BARRIER_TRY_S`` before it is waited for: a
+    waiting exclusive request makes every new append's shared request queue
+    behind it, so a checkpoint that waited on one slow append stalled every
+    command of the process, about once a second.
     Taken either way, the lock means the same: every append that could hold a
     position ``<= high`` has ended."""
     cur = await conn.execute(
@@ -330,9 +333,13 @@ async def _committed_high(conn: AsyncConnection[Any]) -> int:
     loop = asyncio.get_running_loop()
     give_up = loop.time() + BARRIER_TRY_S
     while loop.time() < give_up:
-        async with conn.transaction():
-            cur = await conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (APPEND_LOCK_KEY,))
+        if conn.autocommit:
+            cur = await conn.execute(_TRY_BARRIER, (APPEND_LOCK_KEY,))
             got = await cur.fetchone()
+        else:
+            async with conn.transaction():
+                cur = await conn.execute(_TRY_BARRIER, (APPEND_LOCK_KEY,))
+                got = await cur.fetchone()
         if got is not None and got[0]:
             return high
         await asyncio.sleep(BARRIER_POLL_S)
