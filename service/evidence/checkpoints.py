@@ -26,6 +26,7 @@ signature become leaves: a forged row never enters a checkpoint.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -305,14 +306,43 @@ WHERE e.position <= %s ORDER BY e.match_id, e.version DESC
 """
 
 
+_TRY_BARRIER = "SELECT pg_try_advisory_xact_lock(%s)"
+BARRIER_TRY_S = 0.25
+"""How long the checkpointer tries the barrier without queueing for it."""
+BARRIER_POLL_S = 0.005
+
+
 async def _committed_high(conn: AsyncConnection[Any]) -> int:
     """The last position handed out, once every append that may own one has ended
-    (the barrier of ``EventStore.read_all``: docs/event-store.md "Global order")."""
+    (the barrier of ``EventStore.read_all``: docs/event-store.md "Global order").
+
+    The exclusive lock is *tried* (``pg_try_advisory_xact_lock``, which never
+    joins the lock's queue; on an autocommit connection one statement and its
+    own transaction, so the lock is dropped as soon as it is had) every
+    ``BARRIER_POLL_S`` for up to ``BARRIER_TRY_S`` before it is waited for: a
+    waiting exclusive request makes every new append's shared request queue
+    behind it, so a checkpoint that waited on one slow append stalled every
+    command of the process, about once a second.
+    Taken either way, the lock means the same: every append that could hold a
+    position ``<= high`` has ended."""
     cur = await conn.execute(
         "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM events_position_seq"
     )
     row = await cur.fetchone()
     high = int(row[0]) if row else 0
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + BARRIER_TRY_S
+    while loop.time() < give_up:
+        if conn.autocommit:
+            cur = await conn.execute(_TRY_BARRIER, (APPEND_LOCK_KEY,))
+            got = await cur.fetchone()
+        else:
+            async with conn.transaction():
+                cur = await conn.execute(_TRY_BARRIER, (APPEND_LOCK_KEY,))
+                got = await cur.fetchone()
+        if got is not None and got[0]:
+            return high
+        await asyncio.sleep(BARRIER_POLL_S)
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK_KEY,))
     return high
@@ -322,18 +352,32 @@ async def changed_leaves(
     conn: AsyncConnection[Any], keyring: Keyring, after: int, high: int
 ) -> tuple[dict[str, Leaf], int]:
     """The signed heads committed in ``(after, high]``, latest per match, and how
-    many rows were left out because their signature does not verify."""
-    found: dict[str, Leaf] = {}
-    rejected = 0
+    many rows were left out because their signature does not verify.
+
+    The rows are read on the event loop and their signatures checked in a
+    thread: one Ed25519 verification per match that moved (hundreds after two
+    seconds of play) held the loop, and every socket of the process, for tens
+    of milliseconds."""
+    legacy: list[Any] = []
     if after == 0:
         epoch = await unsigned_up_to(conn)
         if epoch:  # rows from before signatures: trusted as they stand at the first checkpoint
             cur = await conn.execute(LEGACY_HEADS, (epoch,))
-            for match_id, version, hash_, seed in await cur.fetchall():
-                blind = blinded(head_salt(seed), bytes(hash_))
-                found[match_id] = Leaf(match_id, version, blind.hex())
+            legacy = await cur.fetchall()
     cur = await conn.execute(CHANGED_HEADS, (after, high))
-    for match_id, version, hash_, recorded_at, key_id, signature, seed in await cur.fetchall():
+    rows = await cur.fetchall()
+    return await asyncio.to_thread(_verified_leaves, keyring, legacy, rows)
+
+
+def _verified_leaves(
+    keyring: Keyring, legacy: list[Any], rows: list[Any]
+) -> tuple[dict[str, Leaf], int]:
+    found: dict[str, Leaf] = {}
+    rejected = 0
+    for match_id, version, hash_, seed in legacy:
+        blind = blinded(head_salt(seed), bytes(hash_))
+        found[match_id] = Leaf(match_id, version, blind.hex())
+    for match_id, version, hash_, recorded_at, key_id, signature, seed in rows:
         salt = head_salt(seed)
         message = row_head_message(
             key_id=key_id,
@@ -368,13 +412,28 @@ async def write_checkpoint(
     read first, and only leaves newer than theirs are added.
     """
     high = await _committed_high(conn)
-    checkpoints.refresh()
+    await asyncio.to_thread(checkpoints.refresh)
     after = checkpoints.latest.position if checkpoints.latest else 0
     if high <= after and not force and checkpoints.latest is not None:
         return None
     found, rejected = await changed_leaves(conn, keyring, after, max(high, after))
     if rejected:
         log.error("%d signed heads after position %d do not verify: left out", rejected, after)
+    # The file lock (another process may hold it), the tree, the signature and
+    # the fsync: in a thread, never on the loop that serves the sockets.
+    return await asyncio.to_thread(
+        _append_checkpoint, checkpoints, signer, found, high, force=force
+    )
+
+
+def _append_checkpoint(
+    checkpoints: CheckpointLog,
+    signer: SigningKey,
+    found: dict[str, Leaf],
+    high: int,
+    *,
+    force: bool,
+) -> CheckpointLogEntry | None:
     with checkpoints._locked() as handle:
         checkpoints._catch_up(handle)
         latest = checkpoints.latest
