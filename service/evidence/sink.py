@@ -66,7 +66,7 @@ def sink_from_settings(settings: EvidenceSettings) -> ObjectStoreSink | None:
     if not settings.checkpoint_bucket:
         return None
     try:
-        import boto3  # type: ignore[import-not-found,unused-ignore]
+        import boto3  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
         log.error("MATCHA_CHECKPOINT_BUCKET is set but boto3 is not installed: no copies")
         return None
