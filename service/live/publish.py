@@ -15,6 +15,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
+from schemas.clocks import Clocks
 from schemas.events import (
     Event,
     HandDealt,
@@ -78,7 +79,12 @@ class Loader(Protocol):
 
 
 def events_hint(
-    match_id: str, stored: Sequence[StoredLike], *, hide: bool = False, over_before: bool = False
+    match_id: str,
+    stored: Sequence[StoredLike],
+    *,
+    hide: bool = False,
+    over_before: bool = False,
+    clocks: Clocks | None = None,
 ) -> EventsHint:
     events = public_events(stored, hide=hide, over_before=over_before)
     return EventsHint(
@@ -86,6 +92,7 @@ def events_hint(
         first_version=events[0].version,
         last_version=events[-1].version,
         events=events,
+        clocks=clocks,
     )
 
 
@@ -147,6 +154,7 @@ class Publisher:
             stored_events,
             hide=committed.facts.terms.hide_hands_in_replay,
             over_before=committed.over_before,
+            clocks=committed.clocks,
         )
         log_ = self._extend_log(match_id, stored_events)
         await self._publish(

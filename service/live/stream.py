@@ -27,11 +27,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
+from schemas.clocks import Clocks
 from schemas.events import Event, MatchAnnulled, MatchEnded
 from schemas.views import EventView, MatchEndedView, Viewer
 from service.live import metrics
 from service.live.hub import Hub, Subscription, Tick
 from service.live.wire import (
+    ClocksFrame,
     EventsHint,
     LobbyFrame,
     LobbySummary,
@@ -91,6 +93,12 @@ def _odds_frame(version: int, p: tuple[float, float]) -> Frame:
     return Frame(data=frame_encoder.encode(OddsFrame(version=version, p=p)).decode())
 
 
+@functools.lru_cache(maxsize=256)
+def _clocks_frame(version: int, clocks: Clocks) -> Frame:
+    """Encoded once per append of a timed match, not once per viewer."""
+    return Frame(data=frame_encoder.encode(ClocksFrame(version=version, clocks=clocks)).decode())
+
+
 def _ping_frame(version: int) -> Frame:
     return Frame(data=frame_encoder.encode(PingFrame(version=version)).decode())
 
@@ -131,6 +139,10 @@ class ViewerStream:
         self._closed = False
         self._refill_due = False
         """A hint showed a gap (or named versions without carrying them): read the store."""
+        self._clocks: tuple[int, Clocks] | None = None
+        """The clocks after the latest append, not yet sent: like the odds, they wait
+        until their event has been sent (they would tell a delayed spectator that a
+        move was made)."""
         self._odds: OddsHint | None = None
         """The latest estimate not yet sent: it waits until its event has been sent
         (a delayed spectator must not learn the odds of a move it has not seen)."""
@@ -217,6 +229,10 @@ class ViewerStream:
             item = items.popleft()
             match item:  # 3. live hints
                 case EventsHint() as hint:
+                    if hint.clocks is not None and (
+                        self._clocks is None or hint.last_version >= self._clocks[0]
+                    ):
+                        self._clocks = (hint.last_version, hint.clocks)
                     if self._take(hint):
                         metrics.refills.labels("gap").inc()
                         self._refill_due = True
@@ -283,6 +299,10 @@ class ViewerStream:
             over = self._replay or (self._ended_at is not None and event.version >= self._ended_at)
             out.append(self.render(self.match_id, event, self.viewer, over))
             self.sent = event.version
+        clocks = self._clocks
+        if clocks is not None and clocks[0] <= self.sent:
+            self._clocks = None
+            out.append(_clocks_frame(*clocks))
         if self._odds is not None:
             self._due_odds(out)
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 import msgspec
 
 from schemas.cards import Card, Seat, Target
+from schemas.clocks import Clocks
 from schemas.views import EventView
 
 # ---- between processes (Redis pub/sub) -------------------------------------
@@ -37,6 +38,8 @@ class EventsHint(msgspec.Struct, frozen=True, kw_only=True, tag="events", tag_fi
     first_version: int
     last_version: int
     events: tuple[WireEvent, ...] = ()
+    clocks: Clocks | None = None
+    """Both clocks after ``last_version`` (public; None: untimed)."""
 
 
 class PresenceHint(msgspec.Struct, frozen=True, kw_only=True, tag="presence", tag_field="kind"):
@@ -101,6 +104,15 @@ class OddsFrame(msgspec.Struct, frozen=True, kw_only=True, tag="odds", tag_field
 
     version: int
     p: tuple[float, float]
+
+
+class ClocksFrame(msgspec.Struct, frozen=True, kw_only=True, tag="clocks", tag_field="kind"):
+    """Both clocks as event ``version`` left them, measured at its recorded time
+    (``clocks.measured_at``); sent to every viewer once that event has been sent.
+    A client counts the running clock down from ``measured_at`` (docs/clocks.md)."""
+
+    version: int
+    clocks: Clocks
 
 
 class PingFrame(msgspec.Struct, frozen=True, kw_only=True, tag="ping", tag_field="kind"):

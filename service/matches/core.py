@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from schemas.cards import Seat
+from schemas.clocks import Clocks
 from schemas.commands import (
     AnnulMatch,
     Command,
@@ -49,7 +50,7 @@ from schemas.events import MatchCreated
 from schemas.receipts import Receipt
 from schemas.rules import RULESETS, MatchTerms
 from service.cache import Bounded
-from service.engine import fold, is_terminal, step
+from service.engine import clock, fold, is_terminal, step
 from service.errors import (
     Conflict,
     Forbidden,
@@ -82,6 +83,9 @@ class Committed(msgspec.Struct, frozen=True, kw_only=True):
     """The rows the append wrote, in version order."""
     over_before: bool
     """The match was already over (ended or annulled) before these rows."""
+    clocks: Clocks | None = None
+    """Both clocks as these rows left them, measured at the last row's recorded
+    time (None: an untimed match). Public: the live frames carry them."""
 
     @property
     def match_id(self) -> str:
@@ -284,7 +288,10 @@ class MatchCore:
         self._folds.put(folded)
         await self._after_commit(
             Committed(
-                facts=await self.facts(folded.created), stored=result.stored, over_before=False
+                facts=await self.facts(folded.created),
+                stored=result.stored,
+                over_before=False,
+                clocks=clock.clocks(folded.state, result.stored[-1].recorded_at),
             )
         )
         return _started(folded.created, len(events))
@@ -437,7 +444,12 @@ class MatchCore:
         )
         self._folds.put(after)
         await self._after_commit(
-            Committed(facts=facts, stored=result.stored, over_before=is_terminal(folded.state))
+            Committed(
+                facts=facts,
+                stored=result.stored,
+                over_before=is_terminal(folded.state),
+                clocks=clock.clocks(new_state, result.stored[-1].recorded_at),
+            )
         )
         return Accepted(
             facts=facts, version=result.last_version, folded=after, stored=result.stored
