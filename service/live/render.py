@@ -10,7 +10,7 @@ from __future__ import annotations
 from schemas.views import LogEntry, Viewer
 from service.engine import redact
 from service.evidence.receipts import receipt_of
-from service.live.stream import Frame, Render, Shown
+from service.live.stream import Outbound, Render, Shown
 from service.live.wire import EventFrame, frame_encoder
 
 CACHE_SIZE = 20_000
@@ -59,7 +59,7 @@ class FrameCache:
 
     def __init__(self, size: int = CACHE_SIZE) -> None:
         self._size = size
-        self._frames: dict[tuple[str, int, Viewer, bool, bool], Frame] = {}
+        self._frames: dict[tuple[str, int, Viewer, bool, bool], Outbound] = {}
         self.hits = 0
         self.misses = 0
 
@@ -67,14 +67,14 @@ class FrameCache:
         """``salt``: the match's head salt, for a seat's receipts (None: no receipts)."""
         frames = self._frames
 
-        def render(match_id: str, event: Shown, viewer: Viewer, match_over: bool) -> Frame:
+        def render(match_id: str, event: Shown, viewer: Viewer, match_over: bool) -> Outbound:
             key = (match_id, event.version, viewer, match_over, hide_hands_in_replay)
             frame = frames.get(key)
             if frame is not None:
                 self.hits += 1
                 return frame
             self.misses += 1
-            frame = Frame(
+            frame = Outbound(
                 data=render_frame(event, viewer, match_over, hide_hands_in_replay, salt),
                 version=event.version,
             )

@@ -29,7 +29,7 @@ from service.live.config import LiveSettings
 from service.live.hub import Hub
 from service.live.publish import Publisher
 from service.live.render import FrameCache
-from service.live.stream import Frame, Lagging, LobbyStream, ViewerStream
+from service.live.stream import Lagging, LobbyStream, Outbound, ViewerStream
 from service.live.wire import (
     CLOSE_BAD_REQUEST,
     CLOSE_GOING_AWAY,
@@ -235,16 +235,18 @@ class _Sending:
 
 
 class _Source(Protocol):
-    def take(self) -> list[Frame] | None: ...
+    def take(self) -> list[Outbound] | None: ...
 
     def wakeup(self) -> asyncio.Future[None]: ...
 
-    async def next_frames(self) -> list[Frame]: ...
+    async def next_frames(self) -> list[Outbound]: ...
 
     def close(self) -> None: ...
 
 
-async def _next_or_stop(hub: Hub, next_frames: Callable[[], Awaitable[list[Frame]]]) -> list[Frame]:
+async def _next_or_stop(
+    hub: Hub, next_frames: Callable[[], Awaitable[list[Outbound]]]
+) -> list[Outbound]:
     """``next_frames()``, unless the process stops first (then ``_Stopping``).
 
     Only the slow path (a start, a read from the store) races the stop: the hot
@@ -266,7 +268,7 @@ async def _next_or_stop(hub: Hub, next_frames: Callable[[], Awaitable[list[Frame
     return reading.result()
 
 
-async def _due_frames(hub: Hub, source: _Source) -> list[Frame]:
+async def _due_frames(hub: Hub, source: _Source) -> list[Outbound]:
     """The next frames to send (never none); ``_Stopping`` once the process stops.
 
     The hot path: a wake-up takes every frame that is due at once (one task step,

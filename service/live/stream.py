@@ -62,14 +62,16 @@ _OVER = (MatchEnded, MatchEndedView, MatchAnnulled)
 
 
 @dataclass(frozen=True, slots=True)
-class Frame:
+class Outbound:
+    """One frame as it is written to a connection: its bytes, shared where they can be."""
+
     data: str
     """The JSON text of one frame (shared by every viewer who gets the same bytes)."""
     version: int | None = None
     """Set on event frames: the SSE id, the client's resume point."""
 
 
-Render = Callable[[str, Shown, Viewer, bool], Frame]
+Render = Callable[[str, Shown, Viewer, bool], Outbound]
 """``(match_id, event, viewer, match_over)`` → the event frame for that viewer (may be shared)."""
 
 
@@ -82,25 +84,25 @@ class Lagging(Exception):
 
 
 @functools.lru_cache(maxsize=64)
-def _presence_frame(presence: PresenceFrame) -> Frame:
+def _presence_frame(presence: PresenceFrame) -> Outbound:
     """Encoded once per distinct presence, not once per viewer."""
-    return Frame(data=frame_encoder.encode(presence).decode())
+    return Outbound(data=frame_encoder.encode(presence).decode())
 
 
 @functools.lru_cache(maxsize=256)
-def _odds_frame(version: int, p: tuple[float, float]) -> Frame:
+def _odds_frame(version: int, p: tuple[float, float]) -> Outbound:
     """Encoded once per estimate, not once per spectator."""
-    return Frame(data=frame_encoder.encode(OddsFrame(version=version, p=p)).decode())
+    return Outbound(data=frame_encoder.encode(OddsFrame(version=version, p=p)).decode())
 
 
 @functools.lru_cache(maxsize=256)
-def _clocks_frame(version: int, clocks: Clocks) -> Frame:
+def _clocks_frame(version: int, clocks: Clocks) -> Outbound:
     """Encoded once per append of a timed match, not once per viewer."""
-    return Frame(data=frame_encoder.encode(ClocksFrame(version=version, clocks=clocks)).decode())
+    return Outbound(data=frame_encoder.encode(ClocksFrame(version=version, clocks=clocks)).decode())
 
 
-def _ping_frame(version: int) -> Frame:
-    return Frame(data=frame_encoder.encode(PingFrame(version=version)).decode())
+def _ping_frame(version: int) -> Outbound:
+    return Outbound(data=frame_encoder.encode(PingFrame(version=version)).decode())
 
 
 class ViewerStream:
@@ -166,7 +168,7 @@ class ViewerStream:
             self.hub.unsubscribe(self._sub)
             self._sub = None
 
-    def take(self) -> list[Frame] | None:
+    def take(self) -> list[Outbound] | None:
         """The frames due now, without waiting (maybe none).
 
         None when something must be awaited first (the start, a read from the
@@ -176,7 +178,7 @@ class ViewerStream:
         sub = self._sub
         if sub is None or self._refill_due:
             return None
-        out: list[Frame] = []
+        out: list[Outbound] = []
         if self._collect(sub, out) and not out:
             return None
         return out
@@ -191,7 +193,7 @@ class ViewerStream:
         # No timer per wait (the hot path): idle pings come as hub ticks.
         return sub.waiter()
 
-    async def next_frames(self) -> list[Frame]:
+    async def next_frames(self) -> list[Outbound]:
         """The frames due now, in order (never none): waits until there are some.
 
         Everything waiting in the mailbox is taken at once, in the order it was
@@ -208,14 +210,14 @@ class ViewerStream:
                 # A gap before a hint, or a hint without its events: the store has them.
                 self._refill_due = False
                 self._accept(await self.hub.load_after(self.match_id, self.accepted))
-            out: list[Frame] = []
+            out: list[Outbound] = []
             self._collect(sub, out)
             if out:
                 return out
             if not self._refill_due:
                 await self.wakeup()
 
-    def _collect(self, sub: Subscription, out: list[Frame]) -> bool:
+    def _collect(self, sub: Subscription, out: list[Outbound]) -> bool:
         """Due frames and mailbox items, in order, into ``out``; true when it stopped
         because the store must be read before the next item."""
         self._due_frames(out)
@@ -252,7 +254,7 @@ class ViewerStream:
                     pass
         return False
 
-    async def frames(self) -> AsyncGenerator[Frame, None]:
+    async def frames(self) -> AsyncGenerator[Outbound, None]:
         """One frame at a time (SSE, tests); the stream closes with the generator."""
         try:
             while True:
@@ -286,13 +288,13 @@ class ViewerStream:
             return 0.0
         return self.seen.due_in(event.recorded_at, datetime.now(UTC))
 
-    def _due_odds(self, out: list[Frame]) -> None:
+    def _due_odds(self, out: list[Outbound]) -> None:
         odds = self._odds
         if odds is not None and odds.version <= self.sent:
             self._odds = None
             out.append(_odds_frame(odds.version, odds.p))
 
-    def _due_frames(self, out: list[Frame]) -> None:
+    def _due_frames(self, out: list[Outbound]) -> None:
         pending = self._pending
         while pending and (not self.delay_s or self._due_in(pending[0]) <= 0):
             event = pending.popleft()
@@ -319,7 +321,7 @@ class LobbyStream:
             self.hub.unsubscribe(self._sub)
             self._sub = None
 
-    def take(self) -> list[Frame] | None:
+    def take(self) -> list[Outbound] | None:
         sub = self._sub
         if sub is None:
             raise RuntimeError("the stream is closed")
@@ -328,7 +330,7 @@ class LobbyStream:
             sub.lagging = False
             while len(sub.items) > 1:
                 sub.items.popleft()
-        out: list[Frame] = []
+        out: list[Outbound] = []
         while sub.items:
             item = sub.items.popleft()
             if isinstance(item, LobbySummary):
@@ -342,7 +344,7 @@ class LobbyStream:
             raise RuntimeError("the stream is closed")
         return self._sub.waiter()
 
-    async def next_frames(self) -> list[Frame]:
+    async def next_frames(self) -> list[Outbound]:
         while True:
             out = self.take()
             if out:
@@ -350,14 +352,14 @@ class LobbyStream:
             await self.wakeup()
 
 
-_last_lobby: list[tuple[LobbySummary, Frame]] = []
+_last_lobby: list[tuple[LobbySummary, Outbound]] = []
 
 
-def _lobby_frame(summary: LobbySummary) -> Frame:
+def _lobby_frame(summary: LobbySummary) -> Outbound:
     """Every lobby watcher is offered the same summary object: encode it once."""
     if _last_lobby and _last_lobby[0][0] is summary:
         return _last_lobby[0][1]
-    frame = Frame(data=frame_encoder.encode(LobbyFrame(summary=summary)).decode())
+    frame = Outbound(data=frame_encoder.encode(LobbyFrame(summary=summary)).decode())
     _last_lobby[:] = [(summary, frame)]
     return frame
 

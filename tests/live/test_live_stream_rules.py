@@ -17,7 +17,7 @@ from service.live.hub import Hub
 from service.live.publish import events_hint
 from service.live.render import FrameCache
 from service.live.routes import _send_frames, _Sending
-from service.live.stream import Frame, Lagging, ViewerStream
+from service.live.stream import Lagging, Outbound, ViewerStream
 from service.live.wire import EventsHint
 from service.matches import Seen
 from service.store import EventStore
@@ -139,7 +139,7 @@ class _SentFrames:
 
     def __init__(self, stream: ViewerStream) -> None:
         self.stream = stream
-        self.sent: asyncio.Queue[Frame] = asyncio.Queue()
+        self.sent: asyncio.Queue[Outbound] = asyncio.Queue()
         self.task = asyncio.create_task(
             _send_frames(self, stream.hub, stream, _Sending())  # type: ignore[arg-type]
         )
@@ -147,7 +147,7 @@ class _SentFrames:
     async def send(self, message: dict[str, Any]) -> None:
         frame = json.loads(message["text"])
         await self.sent.put(
-            Frame(
+            Outbound(
                 data=message["text"],
                 version=frame.get("version") if frame["kind"] == "event" else None,
             )
@@ -156,7 +156,7 @@ class _SentFrames:
     def __aiter__(self) -> _SentFrames:
         return self
 
-    async def __anext__(self) -> Frame:
+    async def __anext__(self) -> Outbound:
         if not self.sent.empty():
             return self.sent.get_nowait()
         getter = asyncio.ensure_future(self.sent.get())

@@ -35,7 +35,7 @@ from workers.replays.batch import ARCHIVE_BATCH, ARCHIVE_FIRST_BATCH, build_arch
 from workers.replays.build import build_archive
 from workers.replays.check import RecordCheck, check_record, redacted_event
 from workers.replays.frames import (
-    Frame,
+    ReplayFrame,
     StoredFrame,
     build_frames,
     expand_frames,
@@ -83,7 +83,6 @@ __all__ = [
     "RATINGS_OF_MATCH",
     "STORE_ARCHIVES",
     "BuiltArchive",
-    "Frame",
     "Headers",
     "LogRow",
     "MatchRecord",
@@ -91,6 +90,7 @@ __all__ = [
     "RecordCheck",
     "RecordedEvent",
     "ReplayArchive",
+    "ReplayFrame",
     "ResultTag",
     "StoredArchive",
     "StoredFrame",

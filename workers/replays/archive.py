@@ -29,7 +29,7 @@ from isal import isal_zlib
 from service.engine.state import State
 from service.errors import NotFound
 from workers.replays.frames import (
-    Frame,
+    ReplayFrame,
     StoredFrame,
     expand_frames,
     frames_of_states,
@@ -54,7 +54,7 @@ class ReplayArchive(msgspec.Struct, frozen=True, kw_only=True):
 
     format: str = ARCHIVE_FORMAT
     record: MatchRecord
-    frames: list[Frame]
+    frames: list[ReplayFrame]
 
 
 class StoredArchive(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,7 +105,7 @@ def _compress(raw: bytes) -> bytes:
     return isal_zlib.compress(raw, GZIP_LEVEL, GZIP_WBITS)
 
 
-def pack(record: MatchRecord, frames: list[Frame]) -> tuple[bytes, int]:
+def pack(record: MatchRecord, frames: list[ReplayFrame]) -> tuple[bytes, int]:
     """Canonical JSON, gzip at a fixed level with mtime 0: (bytes, raw size)."""
     raw = _encoder.encode(StoredArchive(record=record, frames=stored_frames(frames)))
     return _compress(raw), len(raw)

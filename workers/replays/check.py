@@ -18,7 +18,7 @@ from schemas.views import EventView
 from service.engine import redact
 from service.errors import ValidationFailed
 from service.store.chain import GENESIS_HASH, row_hash
-from workers.replays.frames import Frame, build_frames
+from workers.replays.frames import ReplayFrame, build_frames
 from workers.replays.record import Headers, MatchRecord, build_record, tag_of
 
 
@@ -31,7 +31,7 @@ class RecordCheck(msgspec.Struct, frozen=True, kw_only=True):
     fairness: str
     problems: list[str]
     headers: Headers | None = None
-    frames: list[Frame] = []
+    frames: list[ReplayFrame] = []
 
 
 def check_record(record: MatchRecord) -> RecordCheck:

@@ -20,7 +20,7 @@ from service.engine.state import State
 from workers.replays.record import MatchRecord, tag_of
 
 
-class Frame(msgspec.Struct, frozen=True, kw_only=True):
+class ReplayFrame(msgspec.Struct, frozen=True, kw_only=True):
     """What a viewer sees after event ``version``."""
 
     version: int
@@ -127,7 +127,7 @@ def _apply(view: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def stored_frames(frames: Sequence[Frame]) -> list[StoredFrame]:
+def stored_frames(frames: Sequence[ReplayFrame]) -> list[StoredFrame]:
     """Frames as format 2 stores them (see ``StoredFrame``)."""
     out: list[StoredFrame] = []
     omniscient: MatchView | None = None
@@ -145,9 +145,9 @@ def stored_frames(frames: Sequence[Frame]) -> list[StoredFrame]:
     return out
 
 
-def expand_frames(stored: Sequence[StoredFrame]) -> list[Frame]:
+def expand_frames(stored: Sequence[StoredFrame]) -> list[ReplayFrame]:
     """Whole frames from stored ones (the inverse of ``stored_frames``)."""
-    frames: list[Frame] = []
+    frames: list[ReplayFrame] = []
     omniscient: dict[str, Any] = {}
     public: dict[str, Any] = {}
     for s in stored:
@@ -155,11 +155,11 @@ def expand_frames(stored: Sequence[StoredFrame]) -> list[Frame]:
         o = msgspec.convert(omniscient, MatchView)
         if s.public is None:
             public = omniscient
-            frames.append(Frame(version=s.version, type=s.type, omniscient=o))
+            frames.append(ReplayFrame(version=s.version, type=s.type, omniscient=o))
         else:
             public = _apply(public, s.public)
             frames.append(
-                Frame(
+                ReplayFrame(
                     version=s.version,
                     type=s.type,
                     omniscient=o,
@@ -197,14 +197,14 @@ def _public_frame(state: State, omniscient: MatchView, hide: bool) -> MatchView:
     return public_view(state, hide)
 
 
-def build_frames(record: MatchRecord, states: Sequence[State]) -> list[Frame]:
+def build_frames(record: MatchRecord, states: Sequence[State]) -> list[ReplayFrame]:
     hide = record.headers.hide_hands_in_replay
     frames = []
     for e, s in zip(record.events, states, strict=True):
         omniscient = view(s, "omniscient", now=_at(e, s))
         public = _public_frame(s, omniscient, hide)
         frames.append(
-            Frame(
+            ReplayFrame(
                 version=e.version,
                 type=tag_of(e.event),
                 omniscient=omniscient,
@@ -219,7 +219,7 @@ def frames_of_states(record: MatchRecord, states: Sequence[State]) -> list[Store
 
     The same views (``view`` and ``_public_frame``, as ``build_frames``) and
     the same changes (``_changes``, as ``stored_frames``), without the whole
-    ``Frame`` of every step in between: tests/workers/test_replays.py checks
+    ``ReplayFrame`` of every step in between: tests/workers/test_replays.py checks
     that both give the same bytes.
     """
     hide = record.headers.hide_hands_in_replay
