@@ -43,12 +43,11 @@ def _write_almost_finished(url: str, count: int) -> dict[str, tuple[str, Any, An
     id -> (ladder, that event, the match's summary after it)."""
     from msgspec.structs import replace
 
-    from schemas.events import encode_event
     from schemas.rules import DUEL, STANDARD
     from service.bots import heuristic_bot, random_bot
     from service.engine.selfplay import play_match
     from service.matches.summaries import summarise, upsert_statement
-    from service.store.chain import GENESIS_HASH, row_hash
+    from service.store.bulk import EVENTS_COPY, copy_log
 
     rng = random.Random(23)
     ladders = [f"lag-{k}" for k in range(LADDERS)]
@@ -74,10 +73,7 @@ def _write_almost_finished(url: str, count: int) -> dict[str, tuple[str, Any, An
         start = datetime.now(UTC) - timedelta(hours=1)
         with (
             conn.cursor() as cur,
-            cur.copy(
-                "COPY events (match_id, version, type, data, actor, recorded_at, prev_hash, hash)"
-                " FROM STDIN"
-            ) as copy,
+            cur.copy(EVENTS_COPY) as copy,
         ):
             for i in range(count):
                 match_id = f"lag-m{i}"
@@ -87,31 +83,8 @@ def _write_almost_finished(url: str, count: int) -> dict[str, tuple[str, Any, An
                 ladder = ladders[i % LADDERS]
                 a, b = rng.sample(players, 2)
                 log[0] = replace(log[0], players=(a, b), ladder_id=ladder)
-                prev = GENESIS_HASH
-                for version, event in enumerate(log[:-1], start=1):
-                    at = start + timedelta(milliseconds=i * 10 + version)
-                    data = encode_event(event)
-                    h = row_hash(
-                        prev,
-                        match_id=match_id,
-                        version=version,
-                        actor="system",
-                        recorded_at=at,
-                        event_bytes=data,
-                    )
-                    copy.write_row(
-                        (
-                            match_id,
-                            version,
-                            type(event).__struct_config__.tag,
-                            data.decode(),
-                            "system",
-                            at,
-                            prev,
-                            h,
-                        )
-                    )
-                    prev = h
+                times = (start + timedelta(milliseconds=i * 10 + v) for v in range(1, len(log)))
+                copy_log(copy, match_id, log[:-1], times)
                 last[match_id] = (ladder, log[-1], summarise(log))
                 playing.append(summarise(log[:-1]))
         # As the API keeps them: each match's summary up to date with its events.

@@ -324,11 +324,10 @@ def bench_visible(url: str) -> dict[str, Any]:
 
 def _self_played(conn: psycopg.Connection, count: int) -> list[str]:
     """Real matches (bots through the engine), written with a valid hash chain."""
-    from schemas.events import encode_event
     from schemas.rules import DUEL, STANDARD
     from service.bots import heuristic_bot, random_bot
     from service.engine.selfplay import play_match
-    from service.store.chain import GENESIS_HASH, row_hash
+    from service.store.bulk import EVENTS_COPY, copy_log
 
     _seed_ladder(conn, "arch")
     rng = random.Random(5)
@@ -342,10 +341,7 @@ def _self_played(conn: psycopg.Connection, count: int) -> list[str]:
     match_ids = []
     with (
         conn.cursor() as cur,
-        cur.copy(
-            "COPY events (match_id, version, type, data, actor, recorded_at, prev_hash, hash)"
-            " FROM STDIN"
-        ) as copy,
+        cur.copy(EVENTS_COPY) as copy,
     ):
         for i in range(count):
             match_id = f"arch-m{i}"
@@ -356,31 +352,8 @@ def _self_played(conn: psycopg.Connection, count: int) -> list[str]:
             from msgspec.structs import replace
 
             log[0] = replace(log[0], players=(a, b), ladder_id="arch")
-            prev = GENESIS_HASH
-            for version, event in enumerate(log, start=1):
-                at = start + timedelta(seconds=i * 600 + version)
-                data = encode_event(event)
-                h = row_hash(
-                    prev,
-                    match_id=match_id,
-                    version=version,
-                    actor="system",
-                    recorded_at=at,
-                    event_bytes=data,
-                )
-                copy.write_row(
-                    (
-                        match_id,
-                        version,
-                        type(event).__struct_config__.tag,
-                        data.decode(),
-                        "system",
-                        at,
-                        prev,
-                        h,
-                    )
-                )
-                prev = h
+            times = (start + timedelta(seconds=i * 600 + v) for v in range(1, len(log) + 1))
+            copy_log(copy, match_id, log, times)
             match_ids.append(match_id)
     return match_ids
 

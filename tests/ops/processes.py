@@ -178,11 +178,10 @@ def write_played_matches(owner_url: str, count: int, prefix: str = "backlog") ->
 
     import psycopg
 
-    from schemas.events import encode_event
     from schemas.rules import DUEL
     from service.bots import heuristic_bot, random_bot
     from service.engine.selfplay import play_match
-    from service.store.chain import GENESIS_HASH, row_hash
+    from service.store.bulk import EVENTS_COPY, copy_log
 
     rng = random.Random(count)
     start = datetime(2026, 1, 1, tzinfo=UTC)
@@ -190,38 +189,12 @@ def write_played_matches(owner_url: str, count: int, prefix: str = "backlog") ->
     with (
         psycopg.connect(owner_url, autocommit=True) as conn,
         conn.cursor() as cur,
-        cur.copy(
-            "COPY events (match_id, version, type, data, actor, recorded_at, prev_hash, hash)"
-            " FROM STDIN"
-        ) as copy,
+        cur.copy(EVENTS_COPY) as copy,
     ):
         for i in range(count):
             match_id = f"{prefix}-{i}"
             _, log = play_match((random_bot, heuristic_bot), DUEL, rng, match_id=match_id)
-            prev = GENESIS_HASH
-            for version, event in enumerate(log, start=1):
-                at = start + timedelta(seconds=i * 600 + version)
-                data = encode_event(event)
-                h = row_hash(
-                    prev,
-                    match_id=match_id,
-                    version=version,
-                    actor="system",
-                    recorded_at=at,
-                    event_bytes=data,
-                )
-                copy.write_row(
-                    (
-                        match_id,
-                        version,
-                        type(event).__struct_config__.tag,
-                        data.decode(),
-                        "system",
-                        at,
-                        prev,
-                        h,
-                    )
-                )
-                prev = h
+            times = (start + timedelta(seconds=i * 600 + v) for v in range(1, len(log) + 1))
+            copy_log(copy, match_id, log, times)
             match_ids.append(match_id)
     return match_ids
