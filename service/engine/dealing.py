@@ -135,7 +135,8 @@ def expected_commitment(created: MatchCreated, seed: str) -> str | None:
 def fits(seed: str, seed_commitment: str, bound: bytes) -> bool:
     """``seed`` is the one committed to, under either scheme (the engine's check
     before each deal; the audit names the scheme, see ``expected_commitment``)."""
-    return seed_commitment in (commitment(seed), bound_commitment(seed, bound))
+    # v2 first: every new match's, and cached from its start (``bound_commitment``).
+    return seed_commitment == bound_commitment(seed, bound) or seed_commitment == commitment(seed)
 
 
 def stream(seed: bytes, hand: int, shuffle_no: int) -> Iterator[int]:
