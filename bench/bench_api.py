@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -753,11 +754,13 @@ def _old_figures(rec: Recorder) -> dict[str, object]:
     return result
 
 
-def main() -> dict[str, object]:
-    server_url = os.environ.get(
-        "MATCHA_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-    )
-    name = f"matcha_bench_api_{uuid.uuid4().hex[:10]}"
+@contextlib.contextmanager
+def bench_server(
+    server_url: str, label: str, extra_env: dict[str, str] | None = None
+) -> Iterator[tuple[str, int, str]]:
+    """A fresh migrated database and the API on it (uvicorn x ``WORKERS``), for one
+    run: yields (base URL, server pid, database name); both gone afterwards."""
+    name = f"matcha_bench_{label}_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     url = with_database(server_url, name)
@@ -774,6 +777,7 @@ def main() -> dict[str, object]:
             "MATCHA_ADMIN_TOKEN": ADMIN_TOKEN,
             "MATCHA_MIGRATE_ON_START": "0",
             "MATCHA_LOG_LEVEL": "WARNING",
+            **(extra_env or {}),
         }
         proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "--factory", "service.api.app:create_app",
@@ -782,8 +786,7 @@ def main() -> dict[str, object]:
             env=env,
         )  # fmt: skip
         _wait_until_up(base_url, proc)
-        rec = asyncio.run(_drive(base_url, proc.pid, name)) if OLD_CLOSED_LOOP else None
-        side = asyncio.run(_side_by_side(base_url, proc.pid, name))
+        yield base_url, proc.pid, name
     finally:
         if proc is not None:
             proc.terminate()
@@ -793,6 +796,15 @@ def main() -> dict[str, object]:
                 proc.kill()
         with psycopg.connect(server_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def main() -> dict[str, object]:
+    server_url = os.environ.get(
+        "MATCHA_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+    )
+    with bench_server(server_url, "api") as (base_url, pid, name):
+        rec = asyncio.run(_drive(base_url, pid, name)) if OLD_CLOSED_LOOP else None
+        side = asyncio.run(_side_by_side(base_url, pid, name))
 
     result: dict[str, object] = {}
     if rec is not None:
@@ -819,8 +831,7 @@ def main() -> dict[str, object]:
             "goal_http": {"capacity_commands_per_s": 1000, "p99_ms_at_500": 25},
             "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "load_average_1m_at_end": round(os.getloadavg()[0], 2),
-            "note": "the machine is shared (another helper ran its own work during these"
-            " runs): load_average_1m_at_end > cores means other work ran",
+            "note": "load_average_1m_at_end > cores means other work ran on the machine",
         }
     )  # fmt: skip
     merge_results(RESULTS, result)

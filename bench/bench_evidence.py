@@ -19,20 +19,14 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psycopg
-
 from bench import bench_api, bench_store
 from bench.results_file import merge_results
-from service.api.http_protocol import PROTOCOL
-from service.embedded import free_port
 from service.evidence.keys import Keyring, SigningKey
 from service.store.db import open_pool, scratch_database, with_database
 from service.store.events import EventStore
@@ -93,43 +87,9 @@ async def _store(server_url: str) -> dict[str, object]:
 
 def _api_rate(server_url: str, *, signed: bool, key_dir: Path) -> tuple[float, float]:
     """(accepted commands per second, server CPU ms per accepted command)."""
-    name = f"matcha_bench_ev_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = with_database(server_url, name)
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    proc: subprocess.Popen[bytes] | None = None
-    try:
-        apply_migrations(url)
-        env = {
-            **os.environ,
-            "DATABASE_URL": url,
-            "REDIS_URL": os.environ.get("MATCHA_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"),
-            "MATCHA_REDIS_PREFIX": f"bench{uuid.uuid4().hex[:8]}",
-            "MATCHA_ADMIN_TOKEN": bench_api.ADMIN_TOKEN,
-            "MATCHA_MIGRATE_ON_START": "0",
-            "MATCHA_LOG_LEVEL": "WARNING",
-            "MATCHA_DATA_DIR": str(key_dir),
-            "MATCHA_BENCH_UNSIGNED": "0" if signed else "1",
-        }
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "service.api.app:create_app",
-             "--host", "127.0.0.1", "--port", str(port), "--workers", str(bench_api.WORKERS),
-             "--http", PROTOCOL, "--no-access-log", "--log-level", "warning"],
-            env=env,
-        )  # fmt: skip
-        bench_api._wait_until_up(base_url, proc)
-        rec = asyncio.run(bench_api._drive(base_url, proc.pid, name))
-    finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        with psycopg.connect(server_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    extra = {"MATCHA_DATA_DIR": str(key_dir), "MATCHA_BENCH_UNSIGNED": "0" if signed else "1"}
+    with bench_api.bench_server(server_url, "ev", extra) as (base_url, pid, name):
+        rec = asyncio.run(bench_api._drive(base_url, pid, name))
     commands = max(len(rec.command_ms), 1)
     return len(rec.command_ms) / bench_api.SECONDS, rec.server_cpu_s * 1000 / commands
 
