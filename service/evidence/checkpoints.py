@@ -308,6 +308,8 @@ WHERE e.position <= %s ORDER BY e.match_id, e.version DESC
 
 _TRY_BARRIER = "SELECT pg_try_advisory_xact_lock(%s)"
 BARRIER_TRY_S = 0.25
+BARRIER_WAIT_S = 5.0
+"""After the tries, how long the checkpointer waits for the barrier at most."""
 """How long the checkpointer tries the barrier without queueing for it."""
 BARRIER_POLL_S = 0.005
 
@@ -344,6 +346,10 @@ async def _committed_high(conn: AsyncConnection[Any]) -> int:
             return high
         await asyncio.sleep(BARRIER_POLL_S)
     async with conn.transaction():
+        # Bounded: a checkpoint that cannot have the barrier within this long
+        # gives up (psycopg raises LockNotAvailable; the checkpointer tries again
+        # at its next tick) rather than let every append queue behind it.
+        await conn.execute(f"SET LOCAL lock_timeout = '{BARRIER_WAIT_S * 1000:.0f}ms'")
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK_KEY,))
     return high
 

@@ -102,6 +102,9 @@ def serious_a11y_violations(page: Any) -> list[str]:
         from axe_playwright_python.sync_playwright import Axe
 
         _AXE = Axe()
+    # A token flying to its winner is a copy in mid-animation (half faded):
+    # axe judges the settled page, so wait (bounded) until none is in flight.
+    page.wait_for_function("() => !document.querySelector('.flying')", timeout=10_000)
     found = _AXE.run(page).response["violations"]
     return [
         f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:3]}"
