@@ -138,43 +138,31 @@ IdempotencyKey = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 """As HTTP's ``Idempotency-Key``: a resend with the same key gets the first answer."""
 
 
-class PlayMessage(
-    msgspec.Struct, frozen=True, kw_only=True, tag="play", tag_field="kind",
-    forbid_unknown_fields=True,
-):  # fmt: skip
+class _SeatMessage(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", forbid_unknown_fields=True
+):
+    """What every seat command on the socket carries besides its own fields."""
+
     id: RequestId
+    expected_version: int | None = None
+    idempotency_key: IdempotencyKey | None = None
+
+
+class PlayMessage(_SeatMessage, frozen=True, tag="play"):
     card: Card
     target: Target
-    expected_version: int | None = None
-    idempotency_key: IdempotencyKey | None = None
 
 
-class PassMessage(
-    msgspec.Struct, frozen=True, kw_only=True, tag="pass", tag_field="kind",
-    forbid_unknown_fields=True,
-):  # fmt: skip
-    id: RequestId
-    expected_version: int | None = None
-    idempotency_key: IdempotencyKey | None = None
+class PassMessage(_SeatMessage, frozen=True, tag="pass"):
+    pass
 
 
-class KeepMessage(
-    msgspec.Struct, frozen=True, kw_only=True, tag="keep", tag_field="kind",
-    forbid_unknown_fields=True,
-):  # fmt: skip
-    id: RequestId
+class KeepMessage(_SeatMessage, frozen=True, tag="keep"):
     cards: tuple[Card, ...] = ()
-    expected_version: int | None = None
-    idempotency_key: IdempotencyKey | None = None
 
 
-class ResignMessage(
-    msgspec.Struct, frozen=True, kw_only=True, tag="resign", tag_field="kind",
-    forbid_unknown_fields=True,
-):  # fmt: skip
-    id: RequestId
-    expected_version: int | None = None
-    idempotency_key: IdempotencyKey | None = None
+class ResignMessage(_SeatMessage, frozen=True, tag="resign"):
+    pass
 
 
 class ViewMessage(
