@@ -15,8 +15,8 @@ ratings (so a job that runs twice changes nothing the second time). Two cases:
 
 Both paths give the same bits (tested against each other). The job also
 starts or ends the ladder's seasons that are due (seasons.py: the scheduled
-jobs do it on time; this catches up when one was lost) and freezes the
-standings of a season once the ratings have passed its end.
+``move_seasons`` does it on time; this catches up when one was lost) and
+freezes the standings of a season once the ratings have passed its end.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from typing import Any
 
 import psycopg
 
+from service.seasons import engine
+from service.seasons import service as seasons_core
+from service.store.ops import run
 from workers import db
 from workers.ratings import seasons
 from workers.ratings.increment import increment
@@ -118,8 +121,9 @@ def apply_ladder(
             (ladder_id,),
         ).fetchone()
         after, period, seen = (int(row[0]), row[1], int(row[2])) if row else (0, None, 0)
-        stream = seasons.load(conn, ladder_id)
-        marks = seasons.boundaries_of(stream)  # (position, soft reset, stream version)
+        stream = run(conn, seasons_core.current(ladder_id))
+        # (position, soft reset, stream version)
+        marks = engine.boundaries((r.version, r.event) for r in stream.rows)
         if high <= after and not full and stream.version == seen:
             return {"ladder_id": ladder_id, "mode": "none", "position": after, "matches": 0}
         params = {"after": after, "high": high, "ladder": ladder_id}
@@ -181,7 +185,7 @@ def apply_ladder(
                 "seen": stream.version,
             },
         )
-        seasons.freeze_due(conn, ladder_id, stream, high)
+        seasons.freeze_due(conn, ladder_id, high)
         if pause_s:
             time.sleep(pause_s)
     elapsed = time.perf_counter() - started
@@ -194,3 +198,12 @@ def apply_ladder(
         "matches": matches,
         "seconds": elapsed,
     }
+
+
+def move_seasons(ladder_id: str, *, database_url: str | None = None) -> dict[str, Any]:
+    """The scheduled RQ job (at a season's start or end date): move what is due,
+    then bring the ladder's ratings up to date (which freezes an ended season)."""
+    conn = db.connection(database_url)
+    done = seasons.advance(conn, ladder_id)
+    result = apply_ladder(conn, ladder_id, reader=db.connection(database_url, purpose="reader"))
+    return {"ladder_id": ladder_id, "seasons": done, "ratings": result}
