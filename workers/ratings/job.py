@@ -30,6 +30,7 @@ import psycopg
 
 from service.seasons import engine
 from service.seasons import service as seasons_core
+from service.store import matchlog
 from service.store.ops import run
 from workers import db
 from workers.ratings import seasons
@@ -40,15 +41,6 @@ from workers.ratings.settings import settings_from_json
 log = logging.getLogger("matcha.workers.ratings")
 
 _LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('matcha.ladder-ratings.' || %s, 0))"
-
-_NEW_ANNULMENTS = """
-SELECT 1
-FROM events a
-JOIN events c ON c.match_id = a.match_id AND c.version = 1 AND c.type = 'match_created'
-WHERE a.type = 'match_annulled' AND a.position > %(after)s AND a.position <= %(high)s
-  AND c.data ->> 'ladder_id' = %(ladder)s
-LIMIT 1
-"""
 
 
 def _job_progress() -> Progress:
@@ -105,7 +97,7 @@ def apply_ladder(
     report = progress or (lambda phase, done, total: None)
     started = time.perf_counter()
     seasons.advance(conn, ladder_id)  # seasons due to start or end (before the high mark)
-    high = db.committed_high(conn)
+    high = run(conn, matchlog.committed_high())
     with conn.transaction():
         # Two jobs of one ladder must never interleave: both would start from
         # the same recorded position and write the same history rows (or a
@@ -127,7 +119,7 @@ def apply_ladder(
         if high <= after and not full and stream.version == seen:
             return {"ladder_id": ladder_id, "mode": "none", "position": after, "matches": 0}
         params = {"after": after, "high": high, "ladder": ladder_id}
-        annulled = conn.execute(_NEW_ANNULMENTS, params).fetchone() is not None
+        annulled = run(conn, matchlog.ladder_annulled_between(ladder_id, after, high))
         # a boundary the last run did not know, at a position it had already passed
         misplaced = any(v > seen and p < after for p, _, v in marks)
         if full or annulled or misplaced or after == 0:
