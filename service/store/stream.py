@@ -138,9 +138,14 @@ WITH barrier AS (
 INSERT INTO {table} ({id}, version, type, data, actor, recorded_at, prev_hash, hash{signed})
 SELECT %s::text, n.version, n.type, n.data::jsonb, %s::text, %s::timestamptz, n.prev_hash,
        n.hash{signed_values}
-FROM barrier, (VALUES {rows}) AS n(version, type, data, prev_hash, hash{signature})
+FROM barrier, (VALUES {rows}) AS n(version, type, data, prev_hash, hash{signature}){linked}
 RETURNING position, version
 """
+_LINKED = """
+WHERE EXISTS (SELECT 1 FROM {table} WHERE {id} = %s AND version = %s AND hash = %s)"""
+# A caller that gives the head it builds on (its fold's) is held to it here, in
+# the same statement: no row is inserted unless that head is the stream's (a
+# unique-key probe), so a wrong one can never leave a gap or a broken link.
 # The stream id, the actor and the time are the same for every row: sent once,
 # so that a match command's append stays under psycopg's 50 parameters for
 # caching the parsed query (MAX_CACHED_STATEMENT_PARAMS) up to 5 events with a
@@ -331,15 +336,26 @@ class Stream(Generic[E, R]):
             prev = hash_
         return rows
 
-    def insert_sql(self, rows: int, ctes: tuple[str, ...] = (), key_id: str | None = None) -> str:
+    def insert_sql(
+        self,
+        rows: int,
+        ctes: tuple[str, ...] = (),
+        key_id: str | None = None,
+        *,
+        linked: bool = False,
+    ) -> str:
         """The append statement for ``rows`` rows; see ``insert_params``.
 
         ``ctes``: data-modifying statements (no RETURNING) run as CTEs of the same
         statement, so they commit with the rows or not at all at no extra round
         trip. ``key_id`` (a ``signable`` stream): the last row carries a
         signature parameter and this key id (part of the text: checked hex).
+        ``linked``: insert nothing unless the head given to ``insert_params``
+        is the stream's (not with ``ctes``: they would run anyway).
         """
-        return _insert_sql(self.table, self.id_column, self.signable, rows, ctes, key_id)
+        if linked and ctes:
+            raise ValueError("a linked append cannot carry other statements")
+        return _insert_sql(self.table, self.id_column, self.signable, rows, ctes, key_id, linked)
 
     def insert_params(
         self,
@@ -350,13 +366,17 @@ class Stream(Generic[E, R]):
         recorded_at: datetime,
         cte_params: Sequence[Any] = (),
         signature: bytes | None = None,
+        link: Head | None = None,
     ) -> list[Any]:
-        """The parameters of ``insert_sql(len(rows), ctes, key_id)``, in its order."""
+        """The parameters of ``insert_sql(len(rows), ctes, key_id, linked=link is not
+        None)``, in its order; ``link``: the head the rows build on."""
         params: list[Any] = [self.lock_key, *cte_params, stream_id, actor, recorded_at]
         for r in rows:
             params += [r.version, r.type, r.data, r.prev_hash, r.hash]
         if signature is not None:
             params.append(signature)
+        if link is not None:
+            params += [stream_id, link.version, link.hash]
         return params
 
     def stored(
@@ -386,7 +406,13 @@ class Stream(Generic[E, R]):
             for r in rows
         ]
 
-    def conflict(self, stream_id: str, current: int, expected: int) -> VersionConflict:
+    def conflict(self, stream_id: str, current: int | None, expected: int) -> VersionConflict:
+        """The error of an append at ``expected`` (``current``: None when unknown)."""
+        if current is None:
+            return VersionConflict(
+                f"{self.label} {stream_id} moved past version {expected} meanwhile,"
+                f" you expected {expected}"
+            )
         return VersionConflict(
             f"{self.label} {stream_id} is at version {current}, you expected {expected}"
         )
@@ -404,34 +430,38 @@ class Stream(Generic[E, R]):
         """Append ``events`` as versions ``expected_version + 1 ...``; the rows written.
 
         ``prev_hash``: the hash of version ``expected_version`` when the caller
-        knows it from a committed row (its fold, a row it holds locked), which
-        saves the read of the head. Raises ``VersionConflict`` if the stream is
-        not at ``expected_version``: nothing is written.
+        knows it (its fold, a row it holds locked), which saves the read of the
+        head; the INSERT inserts nothing unless it is the stream's. Raises
+        ``VersionConflict`` if the stream is not at ``expected_version`` with
+        that hash: nothing is written.
         """
         if not events:
             raise ValidationFailed("an append needs at least one event")
         if expected_version < 0:
             raise ValidationFailed("expected_version cannot be negative")
-        if prev_hash is None and expected_version == 0:
-            prev_hash = GENESIS_HASH
-        if prev_hash is None:
+        link = None  # the head is read here, or it is the genesis: nothing to hold to
+        if expected_version == 0:
+            head = EMPTY
+        elif prev_hash is None:
             head = yield from self.head(stream_id)
             if head.version != expected_version:
                 raise self.conflict(stream_id, head.version, expected_version)
-            prev_hash = head.hash
+        else:
+            head = link = Head(expected_version, prev_hash)
         at = recorded_at or datetime.now(UTC)
-        rows = self.chain(
-            stream_id, Head(expected_version, prev_hash), events, actor=actor, recorded_at=at
-        )
+        rows = self.chain(stream_id, head, events, actor=actor, recorded_at=at)
         try:
             returned = yield Query(
-                self.insert_sql(len(rows)),
-                self.insert_params(stream_id, rows, actor=actor, recorded_at=at),
+                self.insert_sql(len(rows), linked=link is not None),
+                self.insert_params(stream_id, rows, actor=actor, recorded_at=at, link=link),
             )
         except errors.UniqueViolation as exc:
             # (id, version) is the table's only unique key besides the position.
+            # The caller's transaction is aborted now: no read of the new head.
+            raise self.conflict(stream_id, None, expected_version) from exc
+        if not returned:  # the head given is not the stream's: nothing was inserted
             current = yield from self.head(stream_id)
-            raise self.conflict(stream_id, current.version, expected_version) from exc
+            raise self.conflict(stream_id, current.version, expected_version)
         return self.stored(stream_id, rows, returned, actor=actor, recorded_at=at)
 
     # -- the chain -------------------------------------------------------------------
@@ -451,7 +481,13 @@ class Stream(Generic[E, R]):
 
 @lru_cache(maxsize=256)
 def _insert_sql(
-    table: str, id_column: str, signable: bool, rows: int, ctes: tuple[str, ...], key_id: str | None
+    table: str,
+    id_column: str,
+    signable: bool,
+    rows: int,
+    ctes: tuple[str, ...],
+    key_id: str | None,
+    linked: bool,
 ) -> str:
     extra = "".join(f",\nalso_{i} AS (\n{sql}\n)" for i, sql in enumerate(ctes))
     if not signable:
@@ -476,6 +512,7 @@ def _insert_sql(
         signed_values=signed_values,
         rows=values,
         signature=signature,
+        linked=_LINKED.format(table=table, id=id_column) if linked else "",
     )
 
 
