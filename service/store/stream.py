@@ -389,9 +389,11 @@ class Stream(Generic[E, R]):
         recorded_at: datetime,
     ) -> list[R]:
         """The rows an append wrote, with the positions its RETURNING gave."""
-        position = {int(version): int(p) for p, version in returned}
+        position = dict((version, p) for p, version in returned)
+        unset = (None,) * len(self.extra_columns)
+        make = self.row
         return [
-            self.row(
+            make(
                 position[r.version],
                 stream_id,
                 r.version,
@@ -401,7 +403,7 @@ class Stream(Generic[E, R]):
                 recorded_at,
                 r.prev_hash,
                 r.hash,
-                *(None for _ in self.extra_columns),
+                *unset,
             )
             for r in rows
         ]
@@ -410,8 +412,8 @@ class Stream(Generic[E, R]):
         """The error of an append at ``expected`` (``current``: None when unknown)."""
         if current is None:
             return VersionConflict(
-                f"{self.label} {stream_id} moved past version {expected} meanwhile,"
-                f" you expected {expected}"
+                f"{self.label} {stream_id} already has version {expected + 1} (another"
+                f" append took it), you expected {expected}"
             )
         return VersionConflict(
             f"{self.label} {stream_id} is at version {current}, you expected {expected}"
