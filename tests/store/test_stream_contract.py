@@ -132,21 +132,24 @@ async def rows_of(pool: AsyncConnectionPool, stream: Stream[Any, Any], sid: str)
 async def read_after(
     pool: AsyncConnectionPool, stream: Stream[Any, Any], after: int, limit: int = 1000
 ) -> list[Any]:
+    """The stream's catch-up read (the match events' through ``EventStore.read_all``)."""
+    if stream is MATCH_EVENTS:
+        return await EventStore(pool).read_all(after_position=after, limit=limit)
     async with pool.connection() as conn:
         return await run_async(conn, stream.read_after(after, limit=limit))
 
 
-def hold_every_insert(admin_database_url: str, table: str, seconds: str) -> None:
-    """A trigger that keeps each INSERT's transaction open a while after the
-    rows are in (so commits land late, and racers meet at the unique key)."""
+def delay_every_insert(admin_database_url: str, table: str, seconds: str) -> None:
+    """A trigger that keeps each INSERT's transaction open ``seconds`` (SQL) after
+    its rows are in: commits land late and out of order, racers meet at the key."""
     with psycopg.connect(admin_database_url, autocommit=True) as admin:
         admin.execute(
-            "CREATE OR REPLACE FUNCTION test_hold() RETURNS trigger LANGUAGE plpgsql AS $$"
+            "CREATE FUNCTION test_delay() RETURNS trigger LANGUAGE plpgsql AS $$"
             f" BEGIN PERFORM pg_sleep({seconds}); RETURN NULL; END $$"
         )
         admin.execute(
-            f"CREATE TRIGGER test_hold AFTER INSERT ON {table}"
-            " FOR EACH STATEMENT EXECUTE FUNCTION test_hold()"
+            f"CREATE TRIGGER test_delay AFTER INSERT ON {table}"
+            " FOR EACH STATEMENT EXECUTE FUNCTION test_delay()"
         )
 
 
@@ -169,7 +172,7 @@ async def test_of_racing_appends_at_one_version_one_wins_and_nothing_of_the_lose
     if subject.stream is MATCH_EVENTS:
         for store in stores:
             await store.load(sid)
-    hold_every_insert(admin_database_url, subject.stream.table, "0.3")
+    delay_every_insert(admin_database_url, subject.stream.table, "0.3")
     won: list[str] = []
     lost: list[VersionConflict] = []
 
@@ -363,15 +366,7 @@ async def test_a_reader_polling_during_many_writers_sees_every_row_once_in_order
 ) -> None:
     # Appends pause for up to 10 ms after taking their positions, so commits land
     # out of position order all the time.
-    with psycopg.connect(admin_database_url, autocommit=True) as admin:
-        admin.execute(
-            "CREATE FUNCTION test_jitter() RETURNS trigger LANGUAGE plpgsql AS $$"
-            " BEGIN PERFORM pg_sleep(random() * 0.01); RETURN NULL; END $$"
-        )
-        admin.execute(
-            f"CREATE TRIGGER test_jitter AFTER INSERT ON {subject.stream.table}"
-            " FOR EACH STATEMENT EXECUTE FUNCTION test_jitter()"
-        )
+    delay_every_insert(admin_database_url, subject.stream.table, "random() * 0.01")
     streams = [ids(n) for n in range(8)]
     done = anyio.Event()
     seen: list[int] = []
