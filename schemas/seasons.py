@@ -86,6 +86,9 @@ class ScheduleSeason(msgspec.Struct, frozen=True, kw_only=True):
     soft_reset: float
     organiser: str
     now: datetime
+    at_position: int = 0
+    """The last log position when the command was given: a season whose start
+    date has come starts at once, at this position."""
 
 
 class StartSeason(msgspec.Struct, frozen=True, kw_only=True):

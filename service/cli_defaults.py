@@ -24,6 +24,8 @@ import click
 import psycopg
 
 from service.settings import load_settings
+from service.store import matchlog
+from service.store.ops import run
 
 APP_USER: Final = "matcha_app"
 """The role the service (and so these commands) logs in as on the embedded server."""
@@ -142,11 +144,7 @@ def resolve_ladder(conn: psycopg.Connection[Any], text: str, *, param: str = "--
         row = conn.execute(sql, {"t": text}).fetchone()
         if row is not None:
             return str(row[0])
-    logged = conn.execute(
-        "SELECT 1 FROM events WHERE type = 'match_created' AND data->>'ladder_id' = %s LIMIT 1",
-        (text,),
-    ).fetchone()
-    if logged is not None:
+    if run(conn, matchlog.ladder_has_matches(text)):
         return text
     names = conn.execute("SELECT name FROM ladders ORDER BY name").fetchall()
     raise click.BadParameter(
@@ -173,19 +171,9 @@ def resolve_player(conn: psycopg.Connection[Any], text: str, *, param: str = "--
 
 def player_match_ids(conn: psycopg.Connection[Any], player_id: str) -> list[str]:
     """Every match the player sat in, oldest first (from the log's match_created events)."""
-    rows = conn.execute(
-        "SELECT match_id FROM events WHERE type = 'match_created'"
-        " AND data->'players' ? %s ORDER BY position",
-        (player_id,),
-    ).fetchall()
-    return [str(r[0]) for r in rows]
+    return run(conn, matchlog.matches_of_player(player_id))
 
 
 def ladder_match_ids(conn: psycopg.Connection[Any], ladder_id: str) -> list[str]:
     """Every match of the ladder, oldest first (from the log's match_created events)."""
-    rows = conn.execute(
-        "SELECT match_id FROM events WHERE type = 'match_created'"
-        " AND data->>'ladder_id' = %s ORDER BY position",
-        (ladder_id,),
-    ).fetchall()
-    return [str(r[0]) for r in rows]
+    return run(conn, matchlog.matches_of_ladder(ladder_id))

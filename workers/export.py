@@ -19,6 +19,8 @@ from tqdm import tqdm  # type: ignore[import-untyped]
 
 from service.cli_defaults import database_options, resolve_ladder
 from service.cli_defaults import database_url as local_or_given
+from service.store import matchlog
+from service.store.ops import run
 from workers.replays import encode_record, record_from_log, record_with_ratings
 
 
@@ -32,15 +34,6 @@ class _Line(msgspec.Struct):
 
 
 _line_decoder = msgspec.json.Decoder(_Line)
-
-FINISHED_MATCHES = """
-SELECT c.match_id
-FROM events c
-WHERE c.type = 'match_created' AND c.data ->> 'ladder_id' = %s
-  AND EXISTS (SELECT 1 FROM events e WHERE e.match_id = c.match_id
-              AND e.type IN ('match_ended', 'match_annulled'))
-ORDER BY c.position
-"""
 
 
 def already_exported(path: Path) -> set[str]:
@@ -61,7 +54,7 @@ def export_ladder(
     conn: psycopg.Connection, ladder_id: str, out: Path, *, progress: bool = True
 ) -> tuple[int, int]:
     """Append the ladder's missing records to ``out``: (written, skipped)."""
-    matches = [m for (m,) in conn.execute(FINISHED_MATCHES, (ladder_id,)).fetchall()]
+    matches = run(conn, matchlog.finished_matches_of_ladder(ladder_id))
     seen = already_exported(out)
     todo = [m for m in matches if m not in seen]
     written = 0

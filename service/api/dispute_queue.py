@@ -20,6 +20,8 @@ from psycopg_pool import AsyncConnectionPool
 from service.api.deps import requires_role
 from service.audit.admin_events import disputes as dispute_states
 from service.audit.rows import RawRow
+from service.store import matchlog
+from service.store.ops import run_async
 
 StateFilter = Literal["filed", "upheld", "rejected", "all"]
 
@@ -46,24 +48,18 @@ class QueuedDispute(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     decided_at: datetime | None = None
 
 
-_ROWS_SQL = """
-SELECT position, match_id, version, type, data::text, actor, recorded_at
-FROM events
-WHERE type IN ('dispute_filed', 'dispute_decided')
-ORDER BY position
-"""
+DISPUTE_TYPES = ("dispute_filed", "dispute_decided")
 
 
-def _raw_row(values: tuple[Any, ...]) -> RawRow:
-    position, match_id, version, type_, text, actor, recorded_at = values
+def _raw_row(row: matchlog.LogRow) -> RawRow:
     return RawRow(
-        position=position,
-        match_id=match_id,
-        version=version,
-        type=type_,
-        data=msgspec.json.decode(text),
-        actor=actor,
-        recorded_at=recorded_at,
+        position=row.position,
+        match_id=row.match_id,
+        version=row.version,
+        type=row.type,
+        data=msgspec.json.decode(row.data),
+        actor=row.actor,
+        recorded_at=row.recorded_at,
         prev_hash=b"",  # not needed to read a dispute's state
         hash=b"",
     )
@@ -85,10 +81,9 @@ async def dispute_queue(
     """Disputes waiting for a decision (``?state=filed``, oldest first), or decided
     ones (``upheld``, ``rejected``, ``all``: newest first), with names."""
     async with pool.connection() as conn:
-        cur = await conn.execute(_ROWS_SQL)
         by_match: dict[str, list[RawRow]] = {}
-        for values in await cur.fetchall():
-            row = _raw_row(values)
+        for logged in await run_async(conn, matchlog.rows_of_types(DISPUTE_TYPES)):
+            row = _raw_row(logged)
             by_match.setdefault(row.match_id, []).append(row)
         found = [d for rows in by_match.values() for d in dispute_states(rows)]
         if wanted != "all":

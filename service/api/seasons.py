@@ -2,8 +2,9 @@
 anyone lists a ladder's seasons, reads a season's standings (frozen once it has
 ended) and a player's ratings within a season.
 
-Every change is a command decided by ``service.seasons.engine`` and appended to
-the ladder's season stream (``ladder_events``); a season's start and end dates
+Every change is one call of the seasons core (``service.seasons.service.execute``:
+fold, ``service.seasons.engine.decide``, append to the ladder's season stream
+``ladder_events``); a season's start and end dates
 are kept by RQ's scheduler (``enqueue_at``: ``workers.ratings.move_seasons``
 runs at each date), and every ratings job of the ladder catches up on a date
 that passed while no scheduled job ran.
@@ -23,22 +24,17 @@ from litestar.params import Parameter
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from schemas.seasons import (
-    EndSeason,
-    FrozenStanding,
-    ScheduleSeason,
-    SoftReset,
-    StandingsFrozen,
-    StartSeason,
-)
+from schemas.seasons import EndSeason, FrozenStanding, ScheduleSeason, SoftReset, StandingsFrozen
 from service.api.auth import Player
 from service.api.deps import requires_role
 from service.api.ladders import ladder_by_id
 from service.api.ratings import HistoryEntry, rating_history
 from service.errors import Forbidden, NotFound
-from service.seasons import engine, stream
+from service.seasons import engine, service
 from service.seasons.standings import SEASON_ENTRIES, ranked
 from service.settings import Settings
+from service.store import matchlog
+from service.store.ops import run_async
 
 log = logging.getLogger("matcha.api.seasons")
 
@@ -107,12 +103,6 @@ def _utc(at: datetime) -> datetime:
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
 
 
-async def _last_position(conn: AsyncConnection) -> int:
-    cur = await conn.execute(stream.LAST_POSITION)
-    row = await cur.fetchone()
-    return int(row[0]) if row else 0
-
-
 async def _may_organise(conn: AsyncConnection, ladder_id: str, player: Player) -> None:
     ladder = await ladder_by_id(conn, ladder_id)
     if ladder.created_by != player.id and not player.has("admin"):
@@ -174,29 +164,18 @@ async def schedule_season(
     season_id = str(uuid.uuid4())
     async with pool.connection() as conn, conn.transaction():
         await _may_organise(conn, ladder_id, player)
-        loaded = await stream.load_async(conn, ladder_id)
-        state = engine.fold(loaded.events)
-        events = engine.decide(
-            state,
-            ScheduleSeason(
-                season_id=season_id,
-                name=data.name,
-                starts_at=starts_at,
-                ends_at=_utc(data.ends_at),
-                soft_reset=data.soft_reset,
-                organiser=player.id,
-                now=now,
-            ),
+        command = ScheduleSeason(
+            season_id=season_id,
+            name=data.name,
+            starts_at=starts_at,
+            ends_at=_utc(data.ends_at),
+            soft_reset=data.soft_reset,
+            organiser=player.id,
+            now=now,
+            at_position=await run_async(conn, matchlog.last_position()),
         )
-        state = engine.evolve(state, events[0])
-        if starts_at <= now:
-            events += engine.decide(
-                state,
-                StartSeason(season_id=season_id, at_position=await _last_position(conn), now=now),
-            )
-        await stream.append_async(conn, ladder_id, loaded, events, player.id)
-    state = engine.fold([*loaded.events, *events])
-    season = state.get(season_id)
+        outcome = await run_async(conn, service.execute(ladder_id, command, actor=player.id))
+    season = outcome.state.get(season_id)
     assert season is not None
     when = [season.ends_at] if season.phase == "running" else [season.starts_at, season.ends_at]
     await to_thread.run_sync(_schedule_jobs, settings, ladder_id, *when)
@@ -224,29 +203,23 @@ async def end_season(
     now = datetime.now(UTC)
     async with pool.connection() as conn, conn.transaction():
         await _may_organise(conn, ladder_id, player)
-        loaded = await stream.load_async(conn, ladder_id)
-        state = engine.fold(loaded.events)
-        events = engine.decide(
-            state,
-            EndSeason(
-                season_id=season_id,
-                at_position=await _last_position(conn),
-                now=now,
-                by=player.id,
-                early=True,
-            ),
+        command = EndSeason(
+            season_id=season_id,
+            at_position=await run_async(conn, matchlog.last_position()),
+            now=now,
+            by=player.id,
+            early=True,
         )
-        await stream.append_async(conn, ladder_id, loaded, events, player.id)
+        outcome = await run_async(conn, service.execute(ladder_id, command, actor=player.id))
     await to_thread.run_sync(_enqueue_ratings, settings, ladder_id)
-    season = engine.fold([*loaded.events, *events]).get(season_id)
+    season = outcome.state.get(season_id)
     assert season is not None
     return _view(ladder_id, season)
 
 
-async def _seasons(conn: AsyncConnection, ladder_id: str) -> tuple[stream.Loaded, engine.Seasons]:
+async def _seasons(conn: AsyncConnection, ladder_id: str) -> service.Folded:
     await ladder_by_id(conn, ladder_id)
-    loaded = await stream.load_async(conn, ladder_id)
-    return loaded, engine.fold(loaded.events)
+    return await run_async(conn, service.current(ladder_id))
 
 
 @get(
@@ -258,8 +231,8 @@ async def _seasons(conn: AsyncConnection, ladder_id: str) -> tuple[stream.Loaded
 async def list_seasons(ladder_id: str, pool: AsyncConnectionPool) -> list[SeasonView]:
     """The ladder's seasons, in the order they were scheduled."""
     async with pool.connection() as conn:
-        _, state = await _seasons(conn, ladder_id)
-    return [_view(ladder_id, s) for s in state.seasons]
+        folded = await _seasons(conn, ladder_id)
+    return [_view(ladder_id, s) for s in folded.state.seasons]
 
 
 def _season_of(state: engine.Seasons, season_id: str) -> engine.Season:
@@ -281,13 +254,13 @@ async def season_standings(
     """A season and its standings: the frozen ones once it has ended, else the
     players who have played in it so far, by their rating after their last match."""
     async with pool.connection() as conn:
-        loaded, state = await _seasons(conn, ladder_id)
-        season = _season_of(state, season_id)
+        folded = await _seasons(conn, ladder_id)
+        season = _season_of(folded.state, season_id)
         frozen = next(
             (
-                e
-                for e in loaded.events
-                if isinstance(e, StandingsFrozen) and e.season_id == season_id
+                r.event
+                for r in folded.rows
+                if isinstance(r.event, StandingsFrozen) and r.event.season_id == season_id
             ),
             None,
         )
@@ -326,8 +299,8 @@ async def player_season_ratings(
 ) -> SeasonRatings:
     """A player's rating history within one season."""
     async with pool.connection() as conn:
-        _, state = await _seasons(conn, ladder_id)
-        season = _season_of(state, season_id)
+        folded = await _seasons(conn, ladder_id)
+        season = _season_of(folded.state, season_id)
     start = season.start_position if season.start_position is not None else 2**62
     end = season.end_position if season.end_position is not None else 2**62
     found = await rating_history(pool, ladder_id, player_id, limit=limit, positions=(start, end))

@@ -44,8 +44,10 @@ from psycopg import AsyncConnection
 
 from service.evidence import merkle
 from service.evidence.keys import Keyring, SigningKey
-from service.store.events import APPEND_LOCK_KEY, unsigned_up_to
+from service.store import matchlog
+from service.store.events import unsigned_up_to
 from service.store.heads import blinded, head_salt, row_head_message
+from service.store.ops import run_async
 
 log = logging.getLogger("matcha.evidence.checkpoints")
 
@@ -306,52 +308,27 @@ WHERE e.position <= %s ORDER BY e.match_id, e.version DESC
 """
 
 
-_TRY_BARRIER = "SELECT pg_try_advisory_xact_lock(%s)"
 BARRIER_TRY_S = 0.25
+"""How long the checkpointer tries the barrier without queueing for it."""
 BARRIER_WAIT_S = 5.0
 """After the tries, how long the checkpointer waits for the barrier at most."""
-"""How long the checkpointer tries the barrier without queueing for it."""
-BARRIER_POLL_S = 0.005
 
 
 async def _committed_high(conn: AsyncConnection[Any]) -> int:
     """The last position handed out, once every append that may own one has ended
-    (the barrier of ``EventStore.read_all``: docs/event-store.md "Global order").
+    (the match log's barrier: docs/event-store.md "Global order").
 
-    The exclusive lock is *tried* (``pg_try_advisory_xact_lock``, which never
-    joins the lock's queue; on an autocommit connection one statement and its
-    own transaction, so the lock is dropped as soon as it is had) every
-    ``BARRIER_POLL_S`` for up to ``BARRIER_TRY_S`` before it is waited for: a
-    waiting exclusive request makes every new append's shared request queue
-    behind it, so a checkpoint that waited on one slow append stalled every
-    command of the process, about once a second.
-    Taken either way, the lock means the same: every append that could hold a
-    position ``<= high`` has ended."""
-    cur = await conn.execute(
-        "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM events_position_seq"
+    The exclusive lock is first *tried* (never joining the lock's queue) for up
+    to ``BARRIER_TRY_S`` before it is waited for: a waiting exclusive request
+    makes every new append's shared request queue behind it, so a checkpoint
+    that waited on one slow append stalled every command of the process, about
+    once a second. The wait is bounded: a checkpoint that cannot have the
+    barrier within ``BARRIER_WAIT_S`` gives up (psycopg raises LockNotAvailable;
+    the checkpointer tries again at its next tick) rather than let every append
+    queue behind it. Taken either way, the lock means the same."""
+    return await run_async(
+        conn, matchlog.committed_high(try_for=BARRIER_TRY_S, wait_at_most=BARRIER_WAIT_S)
     )
-    row = await cur.fetchone()
-    high = int(row[0]) if row else 0
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + BARRIER_TRY_S
-    while loop.time() < give_up:
-        if conn.autocommit:
-            cur = await conn.execute(_TRY_BARRIER, (APPEND_LOCK_KEY,))
-            got = await cur.fetchone()
-        else:
-            async with conn.transaction():
-                cur = await conn.execute(_TRY_BARRIER, (APPEND_LOCK_KEY,))
-                got = await cur.fetchone()
-        if got is not None and got[0]:
-            return high
-        await asyncio.sleep(BARRIER_POLL_S)
-    async with conn.transaction():
-        # Bounded: a checkpoint that cannot have the barrier within this long
-        # gives up (psycopg raises LockNotAvailable; the checkpointer tries again
-        # at its next tick) rather than let every append queue behind it.
-        await conn.execute(f"SET LOCAL lock_timeout = '{BARRIER_WAIT_S * 1000:.0f}ms'")
-        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK_KEY,))
-    return high
 
 
 async def changed_leaves(

@@ -25,8 +25,9 @@ from schemas.events import (
     MatchCreated,
     MatchEnded,
     RoundRevealed,
-    decode_event,
 )
+from service.store import matchlog
+from service.store.ops import run_async
 
 Status = Literal["live", "finished", "annulled"]
 
@@ -163,32 +164,25 @@ async def rebuild_match_summaries(conn: AsyncConnection) -> int:
 
     Runs in one transaction, so a reader sees either the old rows or the new.
     """
-    logs: dict[str, list[Event]] = {}
     async with conn.transaction():
-        cur = await conn.execute(
-            "SELECT match_id, data::text FROM events ORDER BY match_id, version"
-        )
-        async for match_id, data in cur:
-            logs.setdefault(match_id, []).append(decode_event(data))
+        logs = await run_async(conn, matchlog.every_log())
         await conn.execute("DELETE FROM match_summaries")
         for events in logs.values():
             await save_summary(conn, summarise(events))
     return len(logs)
 
 
+_BEHIND = f"""SELECT h.match_id FROM {matchlog.HEADS} h
+LEFT JOIN match_summaries s ON s.match_id = h.match_id
+WHERE s.last_version IS DISTINCT FROM h.version"""
+
+
 async def catch_up_match_summaries(conn: AsyncConnection) -> int:
     """Recompute the summaries that are missing or behind their match's events
     (after a crash lost an unflushed summary update); return how many."""
-    cur = await conn.execute(
-        """SELECT e.match_id FROM (SELECT match_id, max(version) AS version
-                                     FROM events GROUP BY match_id) e
-             LEFT JOIN match_summaries s ON s.match_id = e.match_id
-            WHERE s.last_version IS DISTINCT FROM e.version"""
-    )
+    cur = await conn.execute(_BEHIND)
     behind = [row[0] for row in await cur.fetchall()]
     for match_id in behind:
-        cur = await conn.execute(
-            "SELECT data::text FROM events WHERE match_id = %s ORDER BY version", (match_id,)
-        )
-        await save_summary(conn, summarise([decode_event(r[0]) for r in await cur.fetchall()]))
+        rows = await run_async(conn, matchlog.rows_of_match(match_id))
+        await save_summary(conn, summarise([r.event for r in rows]))
     return len(behind)

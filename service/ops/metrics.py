@@ -40,6 +40,9 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
+from service.store import matchlog
+from service.store.ops import run
+
 __all__ = [
     "CONTENT_TYPE_LATEST",
     "QueueDepthCollector",
@@ -207,12 +210,11 @@ class ProjectionLagCollector(Collector):
         with psycopg.connect(
             self.database_url, autocommit=True, connect_timeout=max(1, int(self.timeout_s))
         ) as conn:
+            last = run(conn, matchlog.last_position())
             rows = conn.execute(
-                "SELECT p.name, greatest(0, (SELECT CASE WHEN is_called THEN last_value ELSE 0"
-                " END FROM events_position_seq) - p.position) FROM projection_positions p"
-                " ORDER BY p.name"
+                "SELECT name, position FROM projection_positions ORDER BY name"
             ).fetchall()
-        return [(str(name), int(behind)) for name, behind in rows]
+        return [(str(name), max(0, last - int(position))) for name, position in rows]
 
 
 def multiprocess_dir() -> str:

@@ -9,6 +9,7 @@ its standings are frozen once, after it ended.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Literal
 
@@ -94,16 +95,21 @@ def decide(state: Seasons, command: SeasonCommand) -> list[LadderEvent]:
                     raise Conflict(
                         f"The dates overlap season {other.name!r}.", code="season_overlap"
                     )
-            return [
-                SeasonScheduled(
-                    season_id=command.season_id,
-                    name=name.strip(),
-                    starts_at=starts_at,
-                    ends_at=ends_at,
-                    soft_reset=command.soft_reset,
-                    organiser=command.organiser,
-                )
-            ]
+            scheduled = SeasonScheduled(
+                season_id=command.season_id,
+                name=name.strip(),
+                starts_at=starts_at,
+                ends_at=ends_at,
+                soft_reset=command.soft_reset,
+                organiser=command.organiser,
+            )
+            if command.now < starts_at:
+                return [scheduled]
+            # Its start date has come: it starts now (if no other season runs).
+            start = StartSeason(
+                season_id=command.season_id, at_position=command.at_position, now=command.now
+            )
+            return [scheduled, *decide(evolve(state, scheduled), start)]
         case StartSeason(season_id=season_id, now=now):
             season = _season(state, season_id)
             if season.phase != "scheduled":
@@ -192,21 +198,75 @@ def evolve(state: Seasons, event: LadderEvent) -> Seasons:
             return _replace(state, event.season_id, phase="frozen")
 
 
-def fold(events: list[LadderEvent]) -> Seasons:
-    state = initial_state()
+def fold(events: Iterable[LadderEvent], state: Seasons | None = None) -> Seasons:
+    """``events`` applied in order to ``state`` (the initial state by default)."""
+    state = initial_state() if state is None else state
     for event in events:
         state = evolve(state, event)
     return state
 
 
-def boundaries(state: Seasons) -> list[tuple[int, float | None]]:
-    """Where the ratings fold closes its periods, in log order: each season's
-    start with its soft reset, each end with None (a start sorts after an end
-    at the same position)."""
-    marks: list[tuple[int, int, float | None]] = []
+def due(state: Seasons, now: datetime, at_position: int) -> list[StartSeason | EndSeason]:
+    """What the calendar asks for at ``now``, in the order the seasons were
+    scheduled: end each running season whose end date has come, start each
+    scheduled one whose start date has come (``decide`` may still refuse a
+    start while another season runs). ``at_position``: the log's last position."""
+    moves: list[StartSeason | EndSeason] = []
     for s in state.seasons:
-        if s.start_position is not None:
-            marks.append((s.start_position, 1, s.soft_reset))
-        if s.end_position is not None:
-            marks.append((s.end_position, 0, None))
-    return [(position, fraction) for position, _, fraction in sorted(marks)]
+        if s.phase == "running" and s.ends_at <= now:
+            moves.append(
+                EndSeason(
+                    season_id=s.season_id,
+                    at_position=at_position,
+                    now=now,
+                    by="system",
+                    early=False,
+                )
+            )
+        elif s.phase == "scheduled" and s.starts_at <= now:
+            moves.append(StartSeason(season_id=s.season_id, at_position=at_position, now=now))
+    return moves
+
+
+def overdue(state: Seasons, now: datetime) -> bool:
+    """A season's start date has passed and it has not started, or its end date
+    has passed and its standings are not frozen: a job was lost."""
+    return any(
+        (s.phase == "scheduled" and s.starts_at <= now)
+        or (s.phase != "frozen" and s.ends_at <= now)
+        for s in state.seasons
+    )
+
+
+def to_freeze(state: Seasons, high: int) -> list[Season]:
+    """Ended seasons whose standings may be frozen once the ratings have applied
+    the log up to ``high``: their end is at or below it (every rating period of
+    the season is closed then, so the history up to the end is final)."""
+    return [
+        s
+        for s in state.seasons
+        if s.phase == "ended"
+        and s.end_position is not None
+        and s.start_position is not None
+        and s.end_position <= high
+    ]
+
+
+def boundaries(history: Iterable[tuple[int, LadderEvent]]) -> list[tuple[int, float | None, int]]:
+    """Where the ratings fold closes its periods, in log order, from the stream's
+    ``(version, event)``: ``(position, the soft reset of a start or None for an
+    end, the stream version that placed it)``; a start sorts after an end at the
+    same position."""
+    resets: dict[str, float] = {}
+    marks: list[tuple[int, int, float | None, int]] = []
+    for version, event in history:
+        match event:
+            case SeasonScheduled():
+                resets[event.season_id] = event.soft_reset
+            case SeasonStarted():
+                marks.append((event.at_position, 1, resets[event.season_id], version))
+            case SeasonEnded():
+                marks.append((event.at_position, 0, None, version))
+            case StandingsFrozen():
+                pass
+    return [(position, fraction, version) for position, _, fraction, version in sorted(marks)]

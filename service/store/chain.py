@@ -24,7 +24,7 @@ reported as not canonical.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -121,8 +121,24 @@ def _data_bytes(data: Any) -> bytes:
     return msgspec.json.encode(data)
 
 
-def _check_row(row: Any, expected_prev: bytes) -> ChainBreak | None:
-    match_id: str = _get(row, "match_id")
+def _tag(event: Any) -> str:
+    tag = type(event).__struct_config__.tag
+    assert isinstance(tag, str)
+    return tag
+
+
+class _Codec(msgspec.Struct, frozen=True):
+    """How one stream's rows are checked (``verify_chain``'s keyword arguments)."""
+
+    id_column: str
+    chain_id: Callable[[str], str]
+    decode: Callable[[bytes], Any]
+    encode: Callable[[Any], bytes]
+    type_of: Callable[[Any], str]
+
+
+def _check_row(row: Any, expected_prev: bytes, codec: _Codec) -> ChainBreak | None:
+    match_id: str = _get(row, codec.id_column)
     version: int = _get(row, "version")
 
     def broken(problem: Problem, detail: str) -> ChainBreak:
@@ -136,13 +152,13 @@ def _check_row(row: Any, expected_prev: bytes) -> ChainBreak | None:
         )
     raw = _data_bytes(_get(row, "data"))
     try:
-        event = decode_event(raw)
+        event = codec.decode(raw)
     except msgspec.DecodeError as exc:
         return broken("undecodable_data", f"version {version} is not a valid event: {exc}")
-    event_bytes = encode_event(event)
+    event_bytes = codec.encode(event)
     if msgspec.json.decode(event_bytes) != msgspec.json.decode(raw):
         return broken("not_canonical", f"version {version} holds data that is not its event")
-    tag = type(event).__struct_config__.tag
+    tag = codec.type_of(event)
     if _get(row, "type") != tag:
         return broken(
             "type_mismatch",
@@ -150,7 +166,7 @@ def _check_row(row: Any, expected_prev: bytes) -> ChainBreak | None:
         )
     expected = row_hash(
         prev_hash,
-        match_id=match_id,
+        match_id=codec.chain_id(match_id),
         version=version,
         actor=_get(row, "actor"),
         recorded_at=_get(row, "recorded_at"),
@@ -164,18 +180,30 @@ def _check_row(row: Any, expected_prev: bytes) -> ChainBreak | None:
     return None
 
 
-def verify_chain(rows: Iterable[Any]) -> ChainBreak | None:
-    """Check one match's rows (mappings or objects with the column names), any order.
+def verify_chain(
+    rows: Iterable[Any],
+    *,
+    id_column: str = "match_id",
+    chain_id: Callable[[str], str] = str,
+    decode: Callable[[bytes], Any] = decode_event,
+    encode: Callable[[Any], bytes] = encode_event,
+    type_of: Callable[[Any], str] = _tag,
+) -> ChainBreak | None:
+    """Check one stream's rows (mappings or objects with the column names), any order.
 
-    Needs the columns match_id, version, type, data, actor, recorded_at,
-    prev_hash and hash. Returns the first break by version, or None.
+    Needs the columns ``id_column`` (a match's ``match_id`` by default), version,
+    type, data, actor, recorded_at, prev_hash and hash. Returns the first break
+    by version, or None. The keyword arguments make it check another stream of
+    the same shape (``service.store.stream.Stream.verify``): its id column, the
+    id its chain hashes, its codec.
     """
+    codec = _Codec(id_column, chain_id, decode, encode, type_of)
     ordered = sorted(rows, key=lambda row: _get(row, "version"))
     expected_prev = GENESIS_HASH
     expected_version = 1
     for row in ordered:
         version = _get(row, "version")
-        match_id = _get(row, "match_id")
+        match_id = _get(row, id_column)
         if version < expected_version:
             return ChainBreak(
                 match_id=match_id,
@@ -190,7 +218,7 @@ def verify_chain(rows: Iterable[Any]) -> ChainBreak | None:
                 problem="version_gap",
                 detail=f"version {expected_version} is missing (the next is {version})",
             )
-        found = _check_row(row, expected_prev)
+        found = _check_row(row, expected_prev, codec)
         if found is not None:
             return found
         expected_prev = bytes(_get(row, "hash"))

@@ -1,30 +1,24 @@
 """The event store: append a match's events at an expected version, read them back.
 
+The match events are one ``service.store.stream.Stream`` (``MATCH_EVENTS``):
+the ``events`` table, its codec and its barrier key. ``EventStore`` adds what
+only matches have: the command's idempotency key and the match's seed, written
+in the append's one statement; the signature of each append's last row
+(``service.store.heads``); and a cache of the heads it knows, so that an
+append at the version it expects costs one round trip.
+
 Optimistic concurrency: ``(match_id, version)`` is unique, so of two racing
 appends at the same version one insert fails and that writer gets
 ``VersionConflict``; each append is one transaction, so nothing of the loser
-is written.
-
-Global order for projections (``read_all``): positions come from a sequence
-when a row is inserted, but transactions commit in another order, so a reader
-that simply followed ``position > last`` could see position 11 before 10
-commits and then never read 10. Every append therefore holds a *shared*
-advisory lock (``APPEND_LOCK_KEY``) from before its INSERT takes positions
-until it commits; appends never wait for each other on it. ``read_all`` first
-reads the sequence's last value ``L``, then takes and at once drops the same
-lock *exclusively*: that waits until every append that could hold a position
-``<= L`` has committed or rolled back. Rows ``<= L`` are then final and the
-reader returns them in position order; positions above ``L`` wait for its
-next call. See docs/event-store.md ("Global order").
+is written. Global order for projections (``read_all``): the stream's barrier
+(``APPEND_LOCK_KEY``). See docs/event-store.md.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 from psycopg import AsyncConnection, errors
@@ -33,12 +27,14 @@ from psycopg_pool import AsyncConnectionPool
 from schemas.events import Event, decode_event, encode_event
 from service.cache import Bounded
 from service.errors import Conflict, ValidationFailed, VersionConflict
-from service.store.chain import GENESIS_HASH, row_hash
+from service.store.chain import GENESIS_HASH
 from service.store.heads import blinded, head_message, head_salt, row_head_message
+from service.store.ops import run_async
+from service.store.stream import EMPTY, Chained, Head, Stream
 
 APPEND_LOCK_KEY = 0x6D61746368610001
-"""Advisory lock: appends hold it shared until commit, ``read_all`` takes it
-exclusively for an instant as a barrier (see the module docstring)."""
+"""The match events' barrier (``service.store.stream``): appends hold it shared
+until commit, ``read_all`` takes it exclusively for an instant."""
 
 HEAD_CACHE_SIZE = 10_000
 """How many matches' last (version, hash) are remembered, to skip a read per append."""
@@ -97,64 +93,6 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
     (empty when ``replayed``): the after-commit hooks need not read them back."""
 
 
-_COLUMNS = (
-    "position, match_id, version, type, data::text, actor, recorded_at, prev_hash, hash,"
-    " key_id, signature"
-)
-
-_APPEND_HEAD = """
-WITH barrier AS (
-    -- Held until commit; read_all's barrier waits for it (module docstring).
-    -- The events below are produced only after this row exists, so the lock
-    -- is taken before the INSERT draws positions from the sequence.
-    SELECT pg_advisory_xact_lock_shared(%s)
-),
-new_key AS (
-    INSERT INTO idempotency_keys
-        (actor, key, match_id, request_hash, first_version, last_version)
-    SELECT %s, %s::text, %s, %s, %s, %s WHERE %s::text IS NOT NULL
-),
-new_seed AS (
-    INSERT INTO match_seeds (match_id, seed) SELECT %s, %s::text WHERE %s::text IS NOT NULL
-){also}
-INSERT INTO events (match_id, version, type, data, actor, recorded_at, prev_hash, hash,
-                    key_id, signature)
-SELECT %s::text, n.version, n.type, n.data::jsonb, %s::text, %s::timestamptz, n.prev_hash, n.hash,
-       CASE WHEN n.signature IS NOT NULL THEN {key_id} END, n.signature
-FROM barrier, (VALUES {rows}) AS n(version, type, data, prev_hash, hash, signature)
-RETURNING position, version
-"""
-
-# The match, the actor and the time are the same for every row: sent once, so
-# that a command's append stays under psycopg's 50 parameters for caching the
-# parsed query (MAX_CACHED_STATEMENT_PARAMS) up to 5 events with a summary.
-_ROW = "(%s::int, %s::text, %s::text, %s::bytea, %s::bytea, NULL::bytea)"
-# The last row carries the signature (one parameter); the key id is part of
-# the statement's text (a hex id, checked), so a 5-event append with its
-# summary stays at 50 parameters.
-_SIGNED_ROW = "(%s::int, %s::text, %s::text, %s::bytea, %s::bytea, %s::bytea)"
-_KEY_ID = re.compile(r"[0-9a-f]{1,64}")
-
-
-@lru_cache(maxsize=256)
-def _append_sql(rows: int, also: tuple[str, ...] = (), key_id: str | None = None) -> str:
-    """The append statement for `rows` events (scalar parameters: cheaper to send than arrays).
-
-    One statement on an autocommit connection, so one implicit transaction and
-    one round trip: the lock, the events, their signature, the idempotency
-    key, the seed and the caller's ``also`` statements commit together or not
-    at all. ``key_id`` None: an unsigned append (a store without a key).
-    """
-    extra = "".join(f",\nalso_{i} AS (\n{sql}\n)" for i, sql in enumerate(also))
-    if key_id is None:
-        values, key = ", ".join([_ROW] * rows), "NULL::text"
-    else:
-        if _KEY_ID.fullmatch(key_id) is None:
-            raise ValueError(f"a key id is lower-case hex, not {key_id!r}")
-        values, key = ", ".join([*[_ROW] * (rows - 1), _SIGNED_ROW]), f"'{key_id}'::text"
-    return _APPEND_HEAD.format(rows=values, also=extra, key_id=key)
-
-
 def event_type(event: Event) -> str:
     """The event's tag (its ``type`` in JSON and in the ``type`` column)."""
     tag = type(event).__struct_config__.tag
@@ -162,33 +100,64 @@ def event_type(event: Event) -> str:
     return tag
 
 
-def _row_to_stored(row: tuple[Any, ...]) -> StoredEvent:
-    (
-        position,
-        match_id,
-        version,
-        type_,
-        data,
-        actor,
-        recorded_at,
-        prev_hash,
-        hash_,
-        key_id,
-        signature,
-    ) = row
+def _stored_event(
+    position: int,
+    match_id: str,
+    version: int,
+    type_: str,
+    event: Event,
+    actor: str,
+    recorded_at: datetime,
+    prev_hash: bytes,
+    hash_: bytes,
+    key_id: str | None = None,
+    signature: bytes | None = None,
+) -> StoredEvent:
     return StoredEvent(
         position=position,
         match_id=match_id,
         version=version,
         type=type_,
-        event=decode_event(data),
+        event=event,
         actor=actor,
         recorded_at=recorded_at,
-        prev_hash=bytes(prev_hash),
-        hash=bytes(hash_),
+        prev_hash=prev_hash,
+        hash=hash_,
         key_id=key_id,
         signature=None if signature is None else bytes(signature),
     )
+
+
+MATCH_EVENTS: Stream[Event, StoredEvent] = Stream(
+    label="match",
+    table="events",
+    id_column="match_id",
+    lock_key=APPEND_LOCK_KEY,
+    encode=encode_event,
+    decode=decode_event,
+    type_of=event_type,
+    row=_stored_event,
+    extra_columns=("key_id", "signature"),
+    signable=True,
+)
+"""The match events' stream (``service.store.stream``): the table, the codec and
+the barrier's key; ``EventStore`` adds the idempotency keys, the seeds, the
+signatures and the heads cache on top."""
+
+_NEW_KEY = """INSERT INTO idempotency_keys
+    (actor, key, match_id, request_hash, first_version, last_version)
+SELECT %s, %s::text, %s, %s, %s, %s WHERE %s::text IS NOT NULL"""
+_NEW_SEED = (
+    "INSERT INTO match_seeds (match_id, seed) SELECT %s, %s::text WHERE %s::text IS NOT NULL"
+)
+
+
+class _Signed(msgspec.Struct, frozen=True):
+    """The signature of an append's last row (``heads.head_message``)."""
+
+    key_id: str
+    signature: bytes
+    blinded_hash: bytes
 
 
 async def unsigned_up_to(conn: AsyncConnection[Any]) -> int:
@@ -315,6 +284,12 @@ class EventStore:
             )
 
     # -- append ----------------------------------------------------------------------
+    #
+    # One statement on an autocommit connection, so one implicit transaction and
+    # one round trip: the barrier's lock, the events, their signature, the
+    # idempotency key, the seed and the caller's ``also`` statements commit
+    # together or not at all (MATCH_EVENTS.insert_sql). With the head remembered
+    # it is the append's only round trip; the head is read first otherwise.
 
     async def append(
         self,
@@ -345,141 +320,83 @@ class EventStore:
         ``recorded_at``: when the events happened (the instant the command that
         caused them was taken, which the rules may have read); now by default.
         """
-        if not events:
-            raise ValidationFailed("an append needs at least one event")
-        if expected_version < 0:
-            raise ValidationFailed("expected_version cannot be negative")
-        if seed is not None and expected_version != 0:
-            raise ValidationFailed("a match's seed is stored only with its first events")
-
+        _check_append(events, expected_version, seed)
+        key = None if idempotency_key is None else _Key(actor, idempotency_key, request_hash)
         async with self.pool.connection() as conn:
-            if expected_version == 0:
-                prev_hash = GENESIS_HASH
-            else:
-                cached = self._heads.get(match_id)
-                if cached is not None and cached[0] == expected_version:
-                    prev_hash = cached[1]
-                else:
-                    current, prev_hash = await self._head(conn, match_id)
-                    if current != expected_version:
-                        if idempotency_key is not None:
-                            earlier = await self._replay(
-                                conn, match_id, actor, idempotency_key, request_hash
-                            )
-                            if earlier is not None:
-                                return earlier
-                        raise VersionConflict(
-                            _conflict_sentence(match_id, current, expected_version)
-                        )
-
-            if recorded_at is None:
-                recorded_at = datetime.now(UTC)
-            versions: list[int] = []
-            types: list[str] = []
-            datas: list[str] = []
-            prevs: list[bytes] = []
-            hashes: list[bytes] = []
-            for offset, event in enumerate(events, start=1):
-                version = expected_version + offset
-                event_bytes = encode_event(event)
-                hash_ = row_hash(
-                    prev_hash,
-                    match_id=match_id,
-                    version=version,
-                    actor=actor,
-                    recorded_at=recorded_at,
-                    event_bytes=event_bytes,
-                )
-                versions.append(version)
-                types.append(event_type(event))
-                datas.append(event_bytes.decode())
-                prevs.append(prev_hash)
-                hashes.append(hash_)
-                prev_hash = hash_
-            first, last = versions[0], versions[-1]
-            signer = self.signer
-            signature: bytes | None = None
-            signed_by = None if signer is None else signer.key_id
-            head_blind: bytes | None = None
-            if signer is not None:
-                if seed is not None:
-                    salt = head_salt(seed)
-                    self._remember_salt(match_id, salt)
-                else:
-                    salt = await self._salt(conn, match_id)
-                head_blind = blinded(salt, hashes[-1])
-                signature = signer.sign(
-                    head_message(
-                        key_id=signer.key_id,
-                        match_id=match_id,
-                        version=last,
-                        blinded_hash=head_blind,
-                        recorded_at=recorded_at,
-                    )
-                )
-
-            params: list[Any] = [
-                APPEND_LOCK_KEY,
-                *(actor, idempotency_key, match_id, request_hash, first, last, idempotency_key),
-                *(match_id, seed, seed),
-            ]
-            for _, also_params in also:
-                params += also_params
-            params += [match_id, actor, recorded_at]
-            for version, type_, data, prev, hash_ in zip(
-                versions, types, datas, prevs, hashes, strict=True
-            ):
-                params += [version, type_, data, prev, hash_]
-            if signature is not None:
-                params.append(signature)
+            head = await self._head_at(conn, match_id, expected_version)
+            if not isinstance(head, Head):
+                earlier = await self._replay_of(conn, match_id, key)
+                if earlier is not None:
+                    return earlier
+                raise head
+            at = recorded_at or datetime.now(UTC)
+            rows = MATCH_EVENTS.chain(match_id, head, events, actor=actor, recorded_at=at)
+            signed = await self._sign(conn, match_id, rows[-1], at, seed)
+            sql, params = _statement(match_id, rows, actor, at, key, seed, also, signed)
             try:
-                cur = await conn.execute(
-                    _append_sql(
-                        len(events),
-                        tuple(sql for sql, _ in also),
-                        None if signer is None else signer.key_id,
-                    ),
-                    params,
-                )
-                rows = await cur.fetchall()
+                cur = await conn.execute(sql, params)
+                returned = await cur.fetchall()
             except errors.UniqueViolation as exc:
                 # The key, the version or the seed was taken by a committed
                 # append. A used key means a retry: it wins over the conflict.
-                if idempotency_key is not None:
-                    earlier = await self._replay(
-                        conn, match_id, actor, idempotency_key, request_hash
-                    )
-                    if earlier is not None:
-                        return earlier
+                earlier = await self._replay_of(conn, match_id, key)
+                if earlier is not None:
+                    return earlier
                 current, _ = await self._head(conn, match_id)
-                raise VersionConflict(
-                    _conflict_sentence(match_id, current, expected_version)
-                ) from exc
+                raise MATCH_EVENTS.conflict(match_id, current, expected_version) from exc
+        self._remember(match_id, rows[-1].version, rows[-1].hash)
+        stored = MATCH_EVENTS.stored(match_id, rows, returned, actor=actor, recorded_at=at)
+        return _result(stored, signed)
 
-        self._remember(match_id, last, hashes[-1])
-        positions = tuple(position for position, _ in sorted(rows, key=lambda r: r[1]))
-        stored = tuple(
-            StoredEvent(
-                position=position,
-                match_id=match_id,
-                version=version,
-                type=type_,
-                event=event,
-                actor=actor,
-                recorded_at=recorded_at,
-                prev_hash=prev,
-                hash=hash_,
-                key_id=signed_by if version == last else None,
-                signature=signature if version == last else None,
-                blinded_hash=head_blind if version == last else None,
-            )
-            for position, version, type_, event, prev, hash_ in zip(
-                positions, versions, types, events, prevs, hashes, strict=True
-            )
+    async def _head_at(
+        self, conn: AsyncConnection[Any], match_id: str, expected_version: int
+    ) -> Head | VersionConflict:
+        """The head an append at ``expected_version`` builds on (remembered, else
+        read), or the conflict when the match is elsewhere."""
+        if expected_version == 0:
+            return EMPTY
+        cached = self._heads.get(match_id)
+        if cached is not None and cached[0] == expected_version:
+            return Head(*cached)
+        current, prev_hash = await self._head(conn, match_id)
+        if current != expected_version:
+            return MATCH_EVENTS.conflict(match_id, current, expected_version)
+        return Head(current, prev_hash)
+
+    async def _replay_of(
+        self, conn: AsyncConnection[Any], match_id: str, key: _Key | None
+    ) -> AppendResult | None:
+        """The first result of ``key`` if it was used already, else None."""
+        if key is None:
+            return None
+        return await self._replay(conn, match_id, key.actor, key.key, key.request_hash)
+
+    async def _sign(
+        self,
+        conn: AsyncConnection[Any],
+        match_id: str,
+        last: Chained[Event],
+        recorded_at: datetime,
+        seed: str | None,
+    ) -> _Signed | None:
+        """The signature of the append's last row (None: a store without a key)."""
+        signer = self.signer
+        if signer is None:
+            return None
+        if seed is not None:
+            salt = head_salt(seed)
+            self._remember_salt(match_id, salt)
+        else:
+            salt = await self._salt(conn, match_id)
+        head_blind = blinded(salt, last.hash)
+        message = head_message(
+            key_id=signer.key_id,
+            match_id=match_id,
+            version=last.version,
+            blinded_hash=head_blind,
+            recorded_at=recorded_at,
         )
-        return AppendResult(
-            first_version=first, last_version=last, positions=positions, stored=stored
-        )
+        return _Signed(signer.key_id, signer.sign(message), head_blind)
 
     async def _replay(
         self,
@@ -546,13 +463,7 @@ class EventStore:
     ) -> list[StoredEvent]:
         """The match's events with version > `after`, in version order ([] if none)."""
         async with self.pool.connection() as conn:
-            cur = await conn.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE match_id = %s AND version > %s"
-                " ORDER BY version LIMIT %s",
-                (match_id, after, limit),
-            )
-            rows = await cur.fetchall()
-        stored = [_row_to_stored(row) for row in rows]
+            stored = await run_async(conn, MATCH_EVENTS.load(match_id, after=after, limit=limit))
         # Remembered only when an append may build on it: a head the service
         # signed (checked here, in memory, instead of by a read at the append).
         # A head already remembered (appended or checked by this process) is not
@@ -597,35 +508,77 @@ class EventStore:
         """Committed events of every match with position > `after_position`, in position order.
 
         A reader that passes the last position it saw never misses an event that
-        commits late (see the module docstring for the barrier that ensures it).
+        commits late (the barrier: ``service.store.stream``).
         """
         async with self.pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM events_position_seq"
+            return await run_async(
+                conn, MATCH_EVENTS.read_after(after_position, limit=limit, types=types)
             )
-            row = await cur.fetchone()
-            high = int(row[0]) if row else 0
-            if high <= after_position:
-                return []
-            # The barrier: every append that may hold a position <= high holds
-            # the shared lock until it ends, so this waits for all of them.
-            async with conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK_KEY,))
-            if types is None:
-                cur = await conn.execute(
-                    f"SELECT {_COLUMNS} FROM events WHERE position > %s AND position <= %s"
-                    " ORDER BY position LIMIT %s",
-                    (after_position, high, limit),
-                )
-            else:
-                cur = await conn.execute(
-                    f"SELECT {_COLUMNS} FROM events WHERE position > %s AND position <= %s"
-                    " AND type = ANY(%s) ORDER BY position LIMIT %s",
-                    (after_position, high, list(types), limit),
-                )
-            rows = await cur.fetchall()
-        return [_row_to_stored(row) for row in rows]
 
 
-def _conflict_sentence(match_id: str, current: int, expected: int) -> str:
-    return f"match {match_id} is at version {current}, you expected {expected}"
+class _Key(NamedTuple):
+    """A command's idempotency key, with who used it and the request it was for."""
+
+    actor: str
+    key: str
+    request_hash: str | None
+
+
+def _check_append(events: Sequence[Event], expected_version: int, seed: str | None) -> None:
+    if not events:
+        raise ValidationFailed("an append needs at least one event")
+    if expected_version < 0:
+        raise ValidationFailed("expected_version cannot be negative")
+    if seed is not None and expected_version != 0:
+        raise ValidationFailed("a match's seed is stored only with its first events")
+
+
+def _statement(
+    match_id: str,
+    rows: Sequence[Chained[Event]],
+    actor: str,
+    recorded_at: datetime,
+    key: _Key | None,
+    seed: str | None,
+    also: Sequence[tuple[str, Sequence[Any]]],
+    signed: _Signed | None,
+) -> tuple[str, list[Any]]:
+    """The append's one statement: the rows, with the idempotency key, the seed
+    and the caller's ``also`` as CTEs (each skipped by its WHERE when absent)."""
+    used, request_hash = (None, None) if key is None else (key.key, key.request_hash)
+    first, last = rows[0].version, rows[-1].version
+    cte_params: list[Any] = [actor, used, match_id, request_hash, first, last, used]
+    cte_params += [match_id, seed, seed]
+    for _, also_params in also:
+        cte_params += also_params
+    sql = MATCH_EVENTS.insert_sql(
+        len(rows),
+        (_NEW_KEY, _NEW_SEED, *(sql for sql, _ in also)),
+        None if signed is None else signed.key_id,
+    )
+    params = MATCH_EVENTS.insert_params(
+        match_id,
+        rows,
+        actor=actor,
+        recorded_at=recorded_at,
+        cte_params=cte_params,
+        signature=None if signed is None else signed.signature,
+    )
+    return sql, params
+
+
+def _result(stored: list[StoredEvent], signed: _Signed | None) -> AppendResult:
+    """What an append answers; its last row carries the signature, if any."""
+    if signed is not None:
+        stored[-1] = msgspec.structs.replace(
+            stored[-1],
+            key_id=signed.key_id,
+            signature=signed.signature,
+            blinded_hash=signed.blinded_hash,
+        )
+    return AppendResult(
+        first_version=stored[0].version,
+        last_version=stored[-1].version,
+        positions=tuple(e.position for e in stored),
+        stored=tuple(stored),
+    )

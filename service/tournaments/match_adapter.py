@@ -27,7 +27,8 @@ from schemas.events import MatchAnnulled, MatchEnded
 from schemas.tournaments import AnnulResult, RecordResult
 from service.errors import VersionConflict
 from service.matches import Committed, MatchCore
-from service.store import StoredEvent
+from service.store import StoredEvent, matchlog
+from service.store.ops import run_async
 
 RESULT_TYPES: Final = ("match_ended", "match_annulled")
 
@@ -57,23 +58,25 @@ async def start_game(matches: MatchCore, game: GameToStart) -> bool:
 
 async def unstarted_games(conn: AsyncConnection[Any], limit: int = 500) -> list[GameToStart]:
     """Open games of running tournaments whose match does not exist yet."""
+    # Every open game (a few per running tournament: the index
+    # tournament_games_open), then the log says which matches exist.
     cur = await conn.execute(
         """SELECT g.tournament_id, g.match_id, g.player0, g.player1, t.ladder_id,
                   t.settings ->> 'ruleset'
            FROM tournament_games g JOIN tournaments t ON t.id = g.tournament_id
            WHERE g.result IS NULL AND NOT g.annulled AND g.match_id IS NOT NULL
              AND t.phase = 'running'
-             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.match_id = g.match_id
-                             AND e.version = 1)
-           ORDER BY g.tournament_id, g.game LIMIT %s""",
-        (limit,),
+           ORDER BY g.tournament_id, g.game"""
     )
+    games = await cur.fetchall()
+    begun = await run_async(conn, matchlog.started([r[1] for r in games]))
     return [
         GameToStart(
             tournament_id=r[0], match_id=r[1], players=(r[2], r[3]), ladder_id=r[4], ruleset=r[5]
         )
-        for r in await cur.fetchall()
-    ]
+        for r in games
+        if r[1] not in begun
+    ][:limit]
 
 
 def on_match_commit(

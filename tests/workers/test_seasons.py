@@ -15,16 +15,19 @@ import psycopg
 import pytest
 from api_harness import ADMIN_TOKEN, Account, Api, assert_problem
 from litestar.testing import AsyncTestClient
+from psycopg.rows import dict_row
 from redis import Redis
 from rq import SimpleWorker
 from rq.scheduler import RQScheduler
 from test_ratings_projection import glicko_histories, glicko_state
 from workers_harness import histories, insert_result, table
 
-from schemas.seasons import StandingsFrozen
+from schemas.seasons import LadderEvent, StandingsFrozen
 from service.api.app import create_app
-from service.seasons import engine, stream
+from service.seasons import engine
+from service.seasons.stream import LADDER_EVENTS
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
+from service.store.ops import run
 from workers.queue import queues
 from workers.ratings import apply_ladder
 
@@ -44,12 +47,17 @@ async def api(
         yield Api(client)
 
 
-def stream_rows(conn: psycopg.Connection, ladder_id: str) -> list[tuple[object, ...]]:
-    return conn.execute(
-        "SELECT version, data::text, actor, recorded_at, prev_hash, hash FROM ladder_events"
-        " WHERE ladder_id = %s ORDER BY version",
-        (ladder_id,),
-    ).fetchall()
+def stream_rows(conn: psycopg.Connection, ladder_id: str) -> list[dict[str, object]]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "SELECT ladder_id, version, type, data::text AS data, actor, recorded_at,"
+            " prev_hash, hash FROM ladder_events WHERE ladder_id = %s ORDER BY version",
+            (ladder_id,),
+        ).fetchall()
+
+
+def ladder_events(conn: psycopg.Connection, ladder_id: str) -> list[LadderEvent]:
+    return [r.event for r in run(conn, LADDER_EVENTS.load(ladder_id))]
 
 
 async def season(api: Api, ladder_id: str, who: Account, **body: object) -> dict:
@@ -166,9 +174,7 @@ async def test_seasons_soft_reset_in_the_fold_freeze_standings_and_recompute_bit
         if system == "glicko2"
         else (table(conn, ladder_id), histories(conn, ladder_id))
     )
-    frozen_events = [
-        e for e in stream.load(conn, ladder_id).events if isinstance(e, StandingsFrozen)
-    ]
+    frozen_events = [e for e in ladder_events(conn, ladder_id) if isinstance(e, StandingsFrozen)]
     assert apply_ladder(conn, ladder_id, full=True)["mode"] == "full"
     again = (
         (glicko_state(conn, ladder_id), glicko_histories(conn, ladder_id))
@@ -178,13 +184,13 @@ async def test_seasons_soft_reset_in_the_fold_freeze_standings_and_recompute_bit
     assert again == snapshot
     # a recompute never freezes a season twice
     assert [
-        e for e in stream.load(conn, ladder_id).events if isinstance(e, StandingsFrozen)
+        e for e in ladder_events(conn, ladder_id) if isinstance(e, StandingsFrozen)
     ] == frozen_events
     seasons = (await api.get(f"/api/ladders/{ladder_id}/seasons", None)).json()
     assert [s["name"] for s in seasons] == ["Spring", "Summer"]
     assert [s["phase"] for s in seasons] == ["frozen", "running"]
     assert two["season_id"] == seasons[1]["season_id"]
-    assert stream.verify(stream_rows(conn, ladder_id), ladder_id)
+    assert LADDER_EVENTS.verify(stream_rows(conn, ladder_id)) is None
 
 
 async def test_bad_season_requests_are_refused_by_name_and_change_nothing(
@@ -291,7 +297,7 @@ async def test_a_season_ends_by_itself_on_its_date_through_rqs_scheduler(
         scheduler.enqueue_scheduled_jobs()
         scheduler.release_locks()
         SimpleWorker([ratings_queue], connection=redis).work(burst=True)
-        state = engine.fold(stream.load(conn, ladder_id).events)
+        state = engine.fold(ladder_events(conn, ladder_id))
         phase = state.seasons[0].phase
     assert phase == "frozen"
     season_state = state.seasons[0]
@@ -324,6 +330,6 @@ async def test_a_season_whose_date_passed_while_no_job_ran_is_moved_by_the_ratin
 
     assert season_jobs.advance(conn, ladder_id, later)[0].startswith("EndSeason")
     apply_ladder(conn, ladder_id)
-    assert [s.phase for s in engine.fold(stream.load(conn, ladder_id).events).seasons] == ["frozen"]
+    assert [s.phase for s in engine.fold(ladder_events(conn, ladder_id)).seasons] == ["frozen"]
     assert due_ladders(conn, later) == []
     assert season_jobs.advance(conn, ladder_id, later) == []  # nothing due twice

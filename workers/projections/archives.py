@@ -19,7 +19,9 @@ from typing import Any
 
 import psycopg
 
-from workers.projections.log import AFTER_PLAY_TYPES, events_after
+from service.store import matchlog
+from service.store.ops import run
+from workers.projections.log import AFTER_PLAY_TYPES
 from workers.projections.runner import Step
 from workers.replays import build_batch, load_logs, store_archives
 
@@ -30,12 +32,10 @@ small batch shows the first ones sooner (200 ends at once: 4 passes)."""
 SWEEP_LIMIT = 10_000
 """Missing archives one sweep builds at most (newest first); the next sweep goes on."""
 
-_MISSING = """
-SELECT e.match_id FROM events e
-WHERE e.type IN ('match_ended', 'match_annulled')
-  AND NOT EXISTS (SELECT 1 FROM replay_archives r WHERE r.match_id = e.match_id)
-GROUP BY e.match_id
-ORDER BY max(e.position) DESC
+_MISSING = f"""
+SELECT f.match_id FROM {matchlog.FINISHED} f
+WHERE NOT EXISTS (SELECT 1 FROM replay_archives r WHERE r.match_id = f.match_id)
+ORDER BY f.position DESC
 LIMIT %s
 """
 
@@ -44,7 +44,7 @@ class ArchivesProjection:
     name = "archives"
 
     def step(self, conn: psycopg.Connection[Any], after: int, high: int) -> Step:
-        found = events_after(conn, after, high, AFTER_PLAY_TYPES, MATCHES_PER_PASS)
+        found = run(conn, matchlog.moved_between(after, high, AFTER_PLAY_TYPES, MATCHES_PER_PASS))
         reached = high if len(found) < MATCHES_PER_PASS else found[-1][0]
         match_ids = list(dict.fromkeys(match_id for _, match_id in found))
         if not match_ids:

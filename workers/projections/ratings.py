@@ -25,31 +25,14 @@ from typing import Any
 
 import psycopg
 
-from workers.projections.log import END_TYPES
+from service.store import matchlog
+from service.store.ops import run
 from workers.projections.runner import Step
 
 log = logging.getLogger("matcha.workers.projections")
 
 RESULTS_PER_PASS = 1_000
 """Results read in one pass (the ladders they name are updated once each)."""
-
-_LADDERS_OF_RESULTS = """
-SELECT e.position, c.data ->> 'ladder_id'
-FROM events e
-JOIN events c ON c.match_id = e.match_id AND c.version = 1
-WHERE e.type = ANY(%s) AND e.position > %s AND e.position <= %s
-ORDER BY e.position
-LIMIT %s
-"""
-
-_BEHIND = """
-SELECT c.data ->> 'ladder_id' AS ladder_id, max(e.position) AS last
-FROM events e
-JOIN events c ON c.match_id = e.match_id AND c.version = 1
-WHERE e.type IN ('match_ended', 'match_annulled')
-  AND c.data ->> 'ladder_id' IS NOT NULL
-GROUP BY 1
-"""
 
 
 class RatingsProjection:
@@ -59,11 +42,9 @@ class RatingsProjection:
         self.database_url = database_url
 
     def step(self, conn: psycopg.Connection[Any], after: int, high: int) -> Step:
-        found = conn.execute(
-            _LADDERS_OF_RESULTS, (list(END_TYPES), after, high, RESULTS_PER_PASS)
-        ).fetchall()
-        reached = high if len(found) < RESULTS_PER_PASS else int(found[-1][0])
-        ladders = list(dict.fromkeys(str(ladder) for _, ladder in found if ladder is not None))
+        found = run(conn, matchlog.ladders_moved(after, high, RESULTS_PER_PASS))
+        reached = high if len(found) < RESULTS_PER_PASS else found[-1].position
+        ladders = list(dict.fromkeys(m.ladder_id for m in found if m.ladder_id is not None))
         return Step(reached, self._update(ladders))
 
     def sweep(self, conn: psycopg.Connection[Any]) -> int:
@@ -73,11 +54,8 @@ class RatingsProjection:
                 "SELECT ladder_id, position FROM ladder_projections"
             ).fetchall()
         }
-        behind = [
-            str(ladder)
-            for ladder, last in conn.execute(_BEHIND).fetchall()
-            if applied.get(str(ladder), 0) < int(last)
-        ]
+        last_ends = run(conn, matchlog.last_end_of_ladders())
+        behind = [ladder for ladder, last in last_ends.items() if applied.get(ladder, 0) < last]
         return self._update(behind)
 
     def _update(self, ladders: list[str]) -> int:

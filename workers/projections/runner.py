@@ -5,7 +5,7 @@ One pass, in one transaction on the runner's own connection:
 1. take the runner's row in ``projection_positions`` (``FOR UPDATE SKIP
    LOCKED``: another worker's pass holding it means this one skips);
 2. read the log after that position, up to a committed high-water mark
-   (``log.committed_high``: nothing that commits late is skipped);
+   (``matchlog.committed_high``: nothing that commits late is skipped);
 3. apply a stretch of it (the projection's ``step``) and write the position
    reached, in that same transaction.
 
@@ -37,8 +37,9 @@ from tenacity import (
     wait_random,
 )
 
+from service.store import matchlog
+from service.store.ops import run
 from workers.projections import positions
-from workers.projections.log import committed_high, sequence_high
 
 log = logging.getLogger("matcha.workers.projections")
 
@@ -134,10 +135,10 @@ class Runner:
         this stretch) or when the process stops. Raises on database errors.
         """
         conn = self.connection()
-        seen = sequence_high(conn)
+        seen = run(conn, matchlog.last_position())
         if seen == self._seen:
             return 0  # nothing was appended since this runner reached the end
-        high = committed_high(conn)
+        high = run(conn, matchlog.committed_high())
         total = 0
         while not self.stop.is_set():
             with conn.transaction():

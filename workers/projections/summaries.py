@@ -20,26 +20,19 @@ from typing import Any
 
 import psycopg
 
-from schemas.events import decode_event
 from service.matches.summaries import summarise, upsert_statement
+from service.store import matchlog
+from service.store.ops import run
 from workers.projections.runner import Step
 
 SPAN = 20_000
 """Log positions one pass looks at (a bound on its transaction, not on the log)."""
 
-_BEHIND_IN_SPAN = """
-SELECT e.match_id
-FROM (SELECT match_id, max(version) AS version FROM events
-      WHERE position > %s AND position <= %s GROUP BY match_id) e
-LEFT JOIN match_summaries s ON s.match_id = e.match_id
-WHERE s.last_version IS NULL OR s.last_version < e.version
-"""
-
-_BEHIND_ANYWHERE = """
-SELECT e.match_id
-FROM (SELECT match_id, max(version) AS version FROM events GROUP BY match_id) e
-LEFT JOIN match_summaries s ON s.match_id = e.match_id
-WHERE s.last_version IS NULL OR s.last_version < e.version
+_BEHIND_ANYWHERE = f"""
+SELECT h.match_id
+FROM {matchlog.HEADS} h
+LEFT JOIN match_summaries s ON s.match_id = h.match_id
+WHERE s.last_version IS NULL OR s.last_version < h.version
 """
 
 
@@ -48,7 +41,14 @@ class SummariesProjection:
 
     def step(self, conn: psycopg.Connection[Any], after: int, high: int) -> Step:
         upper = min(high, after + SPAN)
-        behind = [str(m) for (m,) in conn.execute(_BEHIND_IN_SPAN, (after, upper)).fetchall()]
+        moved = run(conn, matchlog.versions_between(after, upper))
+        known = dict(
+            conn.execute(
+                "SELECT match_id, last_version FROM match_summaries WHERE match_id = ANY(%s)",
+                (list(moved),),
+            ).fetchall()
+        )
+        behind = [m for m, version in moved.items() if known.get(m, 0) < version]
         return Step(upper, _redo(conn, behind))
 
     def sweep(self, conn: psycopg.Connection[Any]) -> int:
@@ -58,9 +58,7 @@ class SummariesProjection:
 
 def _redo(conn: psycopg.Connection[Any], match_ids: Sequence[str]) -> int:
     for match_id in match_ids:
-        rows = conn.execute(
-            "SELECT data::text FROM events WHERE match_id = %s ORDER BY version", (match_id,)
-        ).fetchall()
-        sql, params = upsert_statement(summarise(decode_event(r[0]) for r in rows))
+        rows = run(conn, matchlog.rows_of_match(match_id))
+        sql, params = upsert_statement(summarise(r.event for r in rows))
         conn.execute(sql, params)
     return len(match_ids)

@@ -2,9 +2,9 @@
 
 One idea per module:
 
-* ``job``: ``update_ladder(ladder_id)``, the RQ job (incremental or full);
-* ``seasons``: ``move_seasons(ladder_id)``, the scheduled job that starts and
-  ends seasons, and the freezing of a season's standings;
+* ``job``: ``update_ladder(ladder_id)``, the RQ job (incremental or full), and
+  ``move_seasons(ladder_id)``, the scheduled job that starts and ends seasons;
+* ``seasons``: the season moves of a ladder and the freezing of its standings;
 * ``elo``, ``glicko2``: the two rating systems, pure, one result at a time;
 * ``elo_fold``, ``glicko2_fold``: the recompute's hot loops (same bits);
 * ``reads``, ``recompute``, ``increment``, ``copy_out``, ``layout``, ``codes``:
@@ -14,8 +14,7 @@ docs/ratings.md explains them. The names other parts import are re-exported here
 """
 
 from workers.ratings.elo_fold import Roster, SelfMatchError, rate_chunks, rate_results
-from workers.ratings.job import apply_ladder, update_ladder
-from workers.ratings.seasons import move_seasons
+from workers.ratings.job import apply_ladder, move_seasons, update_ladder
 
 __all__ = [
     "Roster",

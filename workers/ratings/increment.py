@@ -12,26 +12,11 @@ from typing import Any
 import psycopg
 
 from service.evidence.guard import forged_results
+from service.store import matchlog
+from service.store.ops import run
 from workers.ratings import elo, glicko2
-from workers.ratings.reads import PERIOD
 from workers.ratings.recompute import GLICKO_COLUMNS, Boundaries
 from workers.ratings.settings import RatingSettings
-
-_NEW_RESULTS = f"""
-SELECT e.position, e.match_id, c.data -> 'players' ->> 0, c.data -> 'players' ->> 1,
-       e.data ->> 'winner', e.data ->> 'reason' = 'timeout', {
-    PERIOD.replace("recorded_at", "e.recorded_at")
-}
-FROM events e
-JOIN events c ON c.match_id = e.match_id AND c.version = 1 AND c.type = 'match_created'
-WHERE e.type = 'match_ended' AND e.position > %(after)s AND e.position <= %(high)s
-  AND c.data ->> 'ladder_id' = %(ladder)s
-  AND e.data ->> 'reason' IS DISTINCT FROM 'aborted'
-  AND NOT EXISTS (
-      SELECT 1 FROM events a
-      WHERE a.match_id = e.match_id AND a.type = 'match_annulled' AND a.position <= %(high)s)
-ORDER BY e.position
-"""
 
 _ELO_COLUMNS = (
     "player_id, rating, games, wins, draws, losses, peak, reached_master, provisional, timeouts"
@@ -47,8 +32,9 @@ def increment(
     period: int | None = None,
 ) -> tuple[int, int | None]:
     """Rate the results in ``(after, high]``: ``(matches rated, the ladder's period)``."""
-    query_params = {**params, "period_us": getattr(settings, "period_us", 1)}
-    results = conn.execute(_NEW_RESULTS, query_params).fetchall()
+    period_us = getattr(settings, "period_us", 1)
+    new = matchlog.results_between(ladder_id, params["after"], params["high"], period_us)
+    results: list[Any] = run(conn, new)
     # results no service signature covers (a clone, a forged end) are not rated
     forged = set(forged_results(conn.cursor(), ladder_id, params["high"], after=params["after"]))
     results = [r for r in results if r[1] not in forged]

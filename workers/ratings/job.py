@@ -15,8 +15,8 @@ ratings (so a job that runs twice changes nothing the second time). Two cases:
 
 Both paths give the same bits (tested against each other). The job also
 starts or ends the ladder's seasons that are due (seasons.py: the scheduled
-jobs do it on time; this catches up when one was lost) and freezes the
-standings of a season once the ratings have passed its end.
+``move_seasons`` does it on time; this catches up when one was lost) and
+freezes the standings of a season once the ratings have passed its end.
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ from typing import Any
 
 import psycopg
 
+from service.seasons import engine
+from service.seasons import service as seasons_core
+from service.store import matchlog
+from service.store.ops import run
 from workers import db
 from workers.ratings import seasons
 from workers.ratings.increment import increment
@@ -37,15 +41,6 @@ from workers.ratings.settings import settings_from_json
 log = logging.getLogger("matcha.workers.ratings")
 
 _LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('matcha.ladder-ratings.' || %s, 0))"
-
-_NEW_ANNULMENTS = """
-SELECT 1
-FROM events a
-JOIN events c ON c.match_id = a.match_id AND c.version = 1 AND c.type = 'match_created'
-WHERE a.type = 'match_annulled' AND a.position > %(after)s AND a.position <= %(high)s
-  AND c.data ->> 'ladder_id' = %(ladder)s
-LIMIT 1
-"""
 
 
 def _job_progress() -> Progress:
@@ -102,7 +97,7 @@ def apply_ladder(
     report = progress or (lambda phase, done, total: None)
     started = time.perf_counter()
     seasons.advance(conn, ladder_id)  # seasons due to start or end (before the high mark)
-    high = db.committed_high(conn)
+    high = run(conn, matchlog.committed_high())
     with conn.transaction():
         # Two jobs of one ladder must never interleave: both would start from
         # the same recorded position and write the same history rows (or a
@@ -118,12 +113,13 @@ def apply_ladder(
             (ladder_id,),
         ).fetchone()
         after, period, seen = (int(row[0]), row[1], int(row[2])) if row else (0, None, 0)
-        stream = seasons.load(conn, ladder_id)
-        marks = seasons.boundaries_of(stream)  # (position, soft reset, stream version)
+        stream = run(conn, seasons_core.current(ladder_id))
+        # (position, soft reset, stream version)
+        marks = engine.boundaries((r.version, r.event) for r in stream.rows)
         if high <= after and not full and stream.version == seen:
             return {"ladder_id": ladder_id, "mode": "none", "position": after, "matches": 0}
         params = {"after": after, "high": high, "ladder": ladder_id}
-        annulled = conn.execute(_NEW_ANNULMENTS, params).fetchone() is not None
+        annulled = run(conn, matchlog.ladder_annulled_between(ladder_id, after, high))
         # a boundary the last run did not know, at a position it had already passed
         misplaced = any(v > seen and p < after for p, _, v in marks)
         if full or annulled or misplaced or after == 0:
@@ -181,7 +177,7 @@ def apply_ladder(
                 "seen": stream.version,
             },
         )
-        seasons.freeze_due(conn, ladder_id, stream, high)
+        seasons.freeze_due(conn, ladder_id, high)
         if pause_s:
             time.sleep(pause_s)
     elapsed = time.perf_counter() - started
@@ -194,3 +190,12 @@ def apply_ladder(
         "matches": matches,
         "seconds": elapsed,
     }
+
+
+def move_seasons(ladder_id: str, *, database_url: str | None = None) -> dict[str, Any]:
+    """The scheduled RQ job (at a season's start or end date): move what is due,
+    then bring the ladder's ratings up to date (which freezes an ended season)."""
+    conn = db.connection(database_url)
+    done = seasons.advance(conn, ladder_id)
+    result = apply_ladder(conn, ladder_id, reader=db.connection(database_url, purpose="reader"))
+    return {"ladder_id": ladder_id, "seasons": done, "ratings": result}

@@ -1,7 +1,10 @@
-"""The season jobs of a ladder: start or end its seasons when their dates come
-(queued with RQ's ``enqueue_at`` when a season is scheduled; ``matcha worker``
-runs RQ's scheduler), and freeze a season's standings once the ratings have
-passed its end. Every change is decided by ``service.seasons.engine``.
+"""The season moves of the workers: start or end a ladder's seasons when their
+dates come (``advance``: the scheduled job ``job.move_seasons``, queued with
+RQ's ``enqueue_at`` when a season is scheduled, and every ratings job), and
+freeze a season's standings once the ratings have passed its end
+(``freeze_due``, inside the ratings job's transaction). Each move is one call
+of the seasons core (``service.seasons.service.execute``); which moves are due
+is the engine's rule (``engine.due``, ``engine.to_freeze``).
 """
 
 from __future__ import annotations
@@ -12,38 +15,15 @@ from typing import Any
 
 import psycopg
 
-from schemas.seasons import EndSeason, FreezeStandings, StartSeason
+from schemas.seasons import FreezeStandings
 from service.errors import MatchaError
-from service.seasons import engine, stream
+from service.seasons import engine, service
 from service.seasons.standings import SEASON_ENTRIES, ranked
-from workers import db
+from service.seasons.stream import every_row
+from service.store import matchlog
+from service.store.ops import run
 
 log = logging.getLogger("matcha.workers.seasons")
-
-load = stream.load
-
-
-def boundaries_of(loaded: stream.Loaded) -> list[tuple[int, float | None, int]]:
-    """The season boundaries in log order: ``(position, soft reset or None for an
-    end, the stream version that placed it)``."""
-    from schemas.seasons import SeasonEnded, SeasonStarted
-
-    resets: dict[str, float] = {}
-    marks: list[tuple[int, int, float | None, int]] = []
-    for version, event in enumerate(loaded.events, start=1):
-        match event:
-            case SeasonStarted():
-                marks.append((event.at_position, 1, resets[event.season_id], version))
-            case SeasonEnded():
-                marks.append((event.at_position, 0, None, version))
-            case _:
-                resets[event.season_id] = getattr(event, "soft_reset", 0.0)
-    return [(p, f, v) for p, _, f, v in sorted(marks)]
-
-
-def _last_position(conn: psycopg.Connection[Any]) -> int:
-    row = conn.execute(stream.LAST_POSITION).fetchone()
-    return int(row[0]) if row else 0
 
 
 def advance(
@@ -53,94 +33,45 @@ def advance(
     now = now or datetime.now(UTC)
     done = []
     with conn.transaction():
-        conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended('matcha.seasons.' || %s, 0))",
-            (ladder_id,),
-        )
-        loaded = stream.load(conn, ladder_id)
-        state = engine.fold(loaded.events)
-        for season in state.seasons:
-            command: EndSeason | StartSeason
-            if season.phase == "running" and season.ends_at <= now:
-                command = EndSeason(
-                    season_id=season.season_id,
-                    at_position=_last_position(conn),
-                    now=now,
-                    by="system",
-                    early=False,
-                )
-            elif season.phase == "scheduled" and season.starts_at <= now:
-                command = StartSeason(
-                    season_id=season.season_id, at_position=_last_position(conn), now=now
-                )
-            else:
-                continue
+        folded = run(conn, service.current(ladder_id))
+        at_position = run(conn, matchlog.last_position())
+        for command in engine.due(folded.state, now, at_position):
             try:
-                events = engine.decide(state, command)
+                run(conn, service.execute(ladder_id, command, actor="system"))
             except MatchaError as refused:  # e.g. another season still runs
                 log.info(
-                    "ladder %s: season %s not moved (%s)", ladder_id, season.season_id, refused.code
+                    "ladder %s: season %s not moved (%s)",
+                    ladder_id,
+                    command.season_id,
+                    refused.code,
                 )
                 continue
-            stream.append(conn, ladder_id, loaded, events, "system")
-            loaded = stream.load(conn, ladder_id)
-            for event in events:
-                state = engine.evolve(state, event)
-            done.append(f"{type(command).__name__} {season.season_id}")
+            done.append(f"{type(command).__name__} {command.season_id}")
     return done
 
 
-def freeze_due(
-    conn: psycopg.Connection[Any], ladder_id: str, loaded: stream.Loaded, high: int
-) -> None:
+def freeze_due(conn: psycopg.Connection[Any], ladder_id: str, high: int) -> None:
     """Freeze the standings of every ended season the ratings have now passed
     (inside the ratings job's transaction: its tables are the ones just written)."""
-    state = engine.fold(loaded.events)
-    for season in state.seasons:
-        if season.phase != "ended" or season.end_position is None:
-            continue
-        if season.end_position > high or season.start_position is None:
-            continue
+    folded = run(conn, service.current(ladder_id))
+    for season in engine.to_freeze(folded.state, high):
         rows = conn.execute(
             SEASON_ENTRIES,
             {"ladder": ladder_id, "start": season.start_position, "end": season.end_position},
         ).fetchall()
-        events = engine.decide(
-            state, FreezeStandings(season_id=season.season_id, standings=ranked(rows))
-        )
-        stream.append(conn, ladder_id, loaded, events, "system")
-        loaded = stream.load(conn, ladder_id)
-        for event in events:
-            state = engine.evolve(state, event)
-
-
-def move_seasons(ladder_id: str, *, database_url: str | None = None) -> dict[str, Any]:
-    """The scheduled RQ job (at a season's start or end date): move what is due,
-    then bring the ladder's ratings up to date (which freezes an ended season)."""
-    from workers.ratings.job import apply_ladder
-
-    conn = db.connection(database_url)
-    done = advance(conn, ladder_id)
-    result = apply_ladder(conn, ladder_id, reader=db.connection(database_url, purpose="reader"))
-    return {"ladder_id": ladder_id, "seasons": done, "ratings": result}
-
-
-_DUE = """
-SELECT DISTINCT s.ladder_id FROM ladder_events s
-WHERE s.type = 'season_scheduled' AND (
-    ((s.data ->> 'starts_at')::timestamptz <= %(now)s AND NOT EXISTS (
-        SELECT 1 FROM ladder_events x WHERE x.ladder_id = s.ladder_id
-          AND x.type = 'season_started' AND x.data ->> 'season_id' = s.data ->> 'season_id'))
-    OR ((s.data ->> 'ends_at')::timestamptz <= %(now)s AND NOT EXISTS (
-        SELECT 1 FROM ladder_events x WHERE x.ladder_id = s.ladder_id
-          AND x.type = 'standings_frozen' AND x.data ->> 'season_id' = s.data ->> 'season_id')))
-ORDER BY 1
-"""
+        command = FreezeStandings(season_id=season.season_id, standings=ranked(rows))
+        run(conn, service.execute(ladder_id, command, actor="system"))
 
 
 def due_ladders(conn: psycopg.Connection[Any], now: datetime | None = None) -> list[str]:
     """Ladders with a season whose start or end date has passed and that has not
-    started, or ended and been frozen: for a catch-up to enqueue their ratings
-    job (which moves the season and freezes it), when a scheduled job was lost."""
-    rows = conn.execute(_DUE, {"now": now or datetime.now(UTC)}).fetchall()
-    return [str(r[0]) for r in rows]
+    started, or ended and been frozen (``engine.overdue``): for a catch-up to
+    enqueue their ratings job (which moves the season and freezes it), when a
+    scheduled job was lost."""
+    now = now or datetime.now(UTC)
+    streams: dict[str, list[Any]] = {}
+    for row in run(conn, every_row()):
+        streams.setdefault(row.stream_id, []).append(row.event)
+    return sorted(
+        ladder for ladder, events in streams.items() if engine.overdue(engine.fold(events), now)
+    )

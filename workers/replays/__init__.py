@@ -62,7 +62,6 @@ from workers.replays.served import (
     with_ratings_async,
 )
 from workers.replays.store import (
-    LOGS_FOR_ARCHIVES,
     STORE_ARCHIVES,
     build_from_log,
     build_now_async,
@@ -79,7 +78,6 @@ __all__ = [
     "ARCHIVE_FIRST_BATCH",
     "ARCHIVE_FORMAT",
     "FORMAT",
-    "LOGS_FOR_ARCHIVES",
     "RATINGS_OF_MATCH",
     "STORE_ARCHIVES",
     "BuiltArchive",

@@ -28,6 +28,7 @@ from isal import isal_zlib
 
 from service.engine.state import State
 from service.errors import NotFound
+from service.store.matchlog import ArchiveLog
 from workers.replays.frames import (
     ReplayFrame,
     StoredFrame,
@@ -78,7 +79,7 @@ class BuiltArchive(msgspec.Struct, frozen=True, kw_only=True):
     position: int
 
 
-LogRow = tuple[str, str | None, bool, str | None, str | None, bool | None]
+LogRow = ArchiveLog
 """One match as the loader gives it (``workers.replays.store.load_logs``): (match id,
 events JSON or None if no such match, finished, names JSON, ladder name, hide hands)."""
 

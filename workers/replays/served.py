@@ -15,14 +15,15 @@ import msgspec
 import psycopg
 from psycopg import AsyncConnection
 
+from service.store import matchlog
 from workers.replays.record import Headers, MatchRecord
 
-RATINGS_OF_MATCH = """
+RATINGS_OF_MATCH = f"""
 SELECT h.player_id, h.before[k.i], h.after[k.i]
-FROM events e
+FROM {matchlog.RESULTS} e
 JOIN rating_histories h ON h.ladder_id = %s AND h.player_id = ANY(%s)
 CROSS JOIN LATERAL (SELECT array_position(h.positions, e.position) AS i) k
-WHERE e.match_id = %s AND e.type = 'match_ended' AND k.i IS NOT NULL
+WHERE e.match_id = %s AND k.i IS NOT NULL
 """
 """(player, rating before, rating after) of a match's players, from the ratings projection."""
 

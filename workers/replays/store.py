@@ -1,7 +1,7 @@
 """The one archive loader and the one archive upsert, for the worker and the API alike.
 
-* ``LOGS_FOR_ARCHIVES`` loads what a build needs (``archive.LogRow``), for one
-  match or a whole batch in one round trip;
+* ``load_logs`` loads what a build needs (``archive.LogRow``), for one match or
+  a whole batch in one round trip (``service.store.matchlog.logs_for_archives``);
 * ``STORE_ARCHIVES`` upserts built archives in one statement: an archive built
   from an older log never replaces a newer one, and one of the same log with
   other bytes (a newer builder) replaces the old;
@@ -25,6 +25,8 @@ from anyio import to_thread
 from psycopg import AsyncConnection
 
 from service.errors import NotFound
+from service.store import matchlog
+from service.store.ops import run, run_async
 from workers.replays.archive import (
     ARCHIVE_FORMAT,
     BuiltArchive,
@@ -34,31 +36,6 @@ from workers.replays.archive import (
     record_of_log,
 )
 from workers.replays.record import MatchRecord
-
-LOGS_FOR_ARCHIVES = """
-SELECT m.match_id,
-    (SELECT json_agg(json_build_object(
-         'version', e.version, 'actor', e.actor,
-         'recorded_at', to_char(e.recorded_at AT TIME ZONE 'UTC',
-                                'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-         'prev_hash', encode(e.prev_hash, 'hex'), 'hash', encode(e.hash, 'hex'),
-         'event', e.data, 'position', e.position) ORDER BY e.version)::text
-       FROM events e WHERE e.match_id = m.match_id),
-    EXISTS (SELECT 1 FROM events e WHERE e.match_id = m.match_id
-                                     AND e.type IN ('match_ended', 'match_annulled')),
-    (SELECT json_object_agg(p.id, p.name)::text FROM players p
-      WHERE p.id IN (SELECT jsonb_array_elements_text(c.data -> 'players'))),
-    l.name, l.hide_hands_in_replay
-FROM unnest(%(match_ids)s::text[]) WITH ORDINALITY AS m(match_id, n)
-LEFT JOIN events c ON c.match_id = m.match_id AND c.version = 1
-LEFT JOIN ladders l ON l.id = c.data ->> 'ladder_id'
-ORDER BY m.n
-"""
-"""Matches' logs shaped as the record's events (``recorded_at`` exactly as
-``format_recorded_at`` writes it, hashes in hex), whether each is finished,
-its players' names and its ladder, one row per id in the order given: one
-round trip for a whole batch, and one msgspec decode per match instead of a
-Python loop over the rows (the archive job's largest cost after the views)."""
 
 STORE_ARCHIVES = """
 INSERT INTO replay_archives (match_id, format, archive, sha256, raw_size, events, final_hash,
@@ -75,10 +52,9 @@ WHERE replay_archives.built_at_position < excluded.built_at_position
    OR replay_archives.sha256 <> excluded.sha256
 """
 
-CURRENT_ARCHIVE = """
+CURRENT_ARCHIVE = f"""
 SELECT h.hash, a.archive, a.sha256, a.final_hash
-FROM (SELECT hash FROM events WHERE match_id = %(match_id)s
-      ORDER BY version DESC LIMIT 1) h
+FROM {matchlog.last_row_of("%(match_id)s")} h
 LEFT JOIN replay_archives a ON a.match_id = %(match_id)s
 """
 """The match's head hash and its stored archive (NULLs when none): no row, no match."""
@@ -105,9 +81,8 @@ def _store_params(built: Sequence[BuiltArchive]) -> tuple[list[Any], ...] | None
 
 
 def load_logs(conn: psycopg.Connection[Any], match_ids: Sequence[str]) -> list[LogRow]:
-    """``LOGS_FOR_ARCHIVES``: one row per id, in order."""
-    rows: list[LogRow] = conn.execute(LOGS_FOR_ARCHIVES, {"match_ids": list(match_ids)}).fetchall()
-    return rows
+    """``matchlog.logs_for_archives``: one row per id, in order."""
+    return run(conn, matchlog.logs_for_archives(match_ids))
 
 
 def store_archives(conn: psycopg.Connection[Any], built: Sequence[BuiltArchive]) -> None:
@@ -146,9 +121,7 @@ def record_from_log(conn: psycopg.Connection[Any], match_id: str) -> MatchRecord
 
 async def load_logs_async(conn: AsyncConnection[Any], match_ids: Sequence[str]) -> list[LogRow]:
     """``load_logs`` on an async connection."""
-    cur = await conn.execute(LOGS_FOR_ARCHIVES, {"match_ids": list(match_ids)})
-    rows: list[LogRow] = await cur.fetchall()
-    return rows
+    return await run_async(conn, matchlog.logs_for_archives(match_ids))
 
 
 async def store_archives_async(conn: AsyncConnection[Any], built: Sequence[BuiltArchive]) -> None:

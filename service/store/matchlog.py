@@ -1,0 +1,356 @@
+"""The one reader of the match log (``events``) for projections, the CLI and the API.
+
+Every read of the ``events`` table outside the store goes through here (or
+``service.store.packed``, the ratings recompute's bulk reads), so the table's
+columns, its JSON paths (``data ->> 'ladder_id'``) and the indexes the reads
+lean on are known in one place; tests/store/test_one_reader_of_the_log.py fails
+on a new raw read elsewhere. Each read is an ``Op`` (``service.store.ops``): a
+worker runs it with ``run(conn, op)``, the API with ``await run_async(conn, op)``.
+
+Two kinds of reads:
+
+* typed reads (functions): the rows of a match, rows after a position, the
+  matches of a ladder or a player, the last position, ...;
+* *relations* (``HEADS``, ``FINISHED``, ``RESULTS``, ``last_row_of``): a parenthesised SELECT
+  over the log with named columns, for the few statements that must join the
+  log with a projection's own table in one round trip (``FROM {HEADS} h LEFT
+  JOIN match_summaries s ...``). PostgreSQL plans them as if written inline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Final, NamedTuple
+
+from schemas.events import Event
+from service.store.events import MATCH_EVENTS, StoredEvent
+from service.store.ops import Op, Query
+from service.store.packed import PERIOD
+
+# -- relations ----------------------------------------------------------------------------
+
+HEADS: Final = "(SELECT match_id, max(version) AS version FROM events GROUP BY match_id)"
+"""Relation: one row per match, ``match_id`` and its last ``version``."""
+
+FINISHED: Final = (
+    "(SELECT match_id, max(position) AS position FROM events"
+    " WHERE type IN ('match_ended', 'match_annulled') GROUP BY match_id)"
+)
+"""Relation: one row per finished (ended or annulled) match: ``match_id`` and the
+``position`` of its last ending event."""
+
+RESULTS: Final = (
+    "(SELECT position, match_id, data ->> 'winner' AS winner, data ->> 'reason' AS reason"
+    " FROM events WHERE type = 'match_ended')"
+)
+"""Relation: each match's result (its ``match_ended`` event): ``position``,
+``match_id``, ``winner`` (the seat as text, NULL for a draw), ``reason``."""
+
+
+def last_row_of(match_id: str) -> str:
+    """Relation: the last row of one match (``version``, ``hash``), the match id
+    given as SQL (a placeholder such as ``%(match_id)s``); no row: no match."""
+    return (
+        f"(SELECT version, hash FROM events WHERE match_id = {match_id}"
+        " ORDER BY version DESC LIMIT 1)"
+    )
+
+
+END_TYPES: Final = ("match_ended", "match_annulled")
+"""Events that finish a match or undo its result: what changes a ladder's ratings."""
+
+
+# -- positions ----------------------------------------------------------------------------
+
+
+def last_position() -> Op[int]:
+    """The last position handed out in the match log, committed or not (no barrier:
+    cheap). A season boundary's ``at_position``; a projection's lag."""
+    return (yield from MATCH_EVENTS.last_position())
+
+
+def committed_high(*, try_for: float = 0.0, wait_at_most: float | None = None) -> Op[int]:
+    """A position ``H`` such that every event at or below it has committed or never
+    will (the match log's barrier, ``Stream.committed_high``: see its ``try_for``
+    and ``wait_at_most``). Rows at or below it, read by later statements, are final."""
+    return (yield from MATCH_EVENTS.committed_high(try_for=try_for, wait_at_most=wait_at_most))
+
+
+def read_after(
+    position: int, *, limit: int = 1000, types: Sequence[str] | None = None
+) -> Op[list[StoredEvent]]:
+    """Committed events of every match after ``position``, in position order (with
+    the barrier: a reader that passes the last position it saw misses nothing)."""
+    return (yield from MATCH_EVENTS.read_after(position, limit=limit, types=types))
+
+
+class Moved(NamedTuple):
+    position: int
+    match_id: str
+
+
+def moved_between(after: int, high: int, types: Sequence[str], limit: int) -> Op[list[Moved]]:
+    """(position, match id) of the events of ``types`` in ``(after, high]``, in
+    position order, at most ``limit``. ``high`` must come from ``committed_high``."""
+    rows = yield Query(
+        "SELECT position, match_id FROM events"
+        " WHERE type = ANY(%s) AND position > %s AND position <= %s"
+        " ORDER BY position LIMIT %s",
+        (list(types), after, high, limit),
+    )
+    return [Moved(int(p), str(m)) for p, m in rows]
+
+
+# -- matches ------------------------------------------------------------------------------
+
+
+def rows_of_match(match_id: str) -> Op[list[StoredEvent]]:
+    """The match's events in version order ([] if no such match)."""
+    return (yield from MATCH_EVENTS.load(match_id))
+
+
+def every_log() -> Op[dict[str, list[Event]]]:
+    """Every match's events, by match id (in version order): a rebuild from scratch."""
+    rows = yield Query(f"SELECT {MATCH_EVENTS.columns} FROM events ORDER BY match_id, version")
+    logs: dict[str, list[Event]] = {}
+    for r in rows:
+        stored = MATCH_EVENTS.read_row(r)
+        logs.setdefault(stored.match_id, []).append(stored.event)
+    return logs
+
+
+def versions_between(after: int, upto: int) -> Op[dict[str, int]]:
+    """The matches with events in ``(after, upto]``, each with its last version there."""
+    rows = yield Query(
+        "SELECT match_id, max(version) FROM events WHERE position > %s AND position <= %s"
+        " GROUP BY match_id",
+        (after, upto),
+    )
+    return {str(m): int(v) for m, v in rows}
+
+
+def started(match_ids: Sequence[str]) -> Op[set[str]]:
+    """Which of these matches exist (have their first event)."""
+    rows = yield Query(
+        "SELECT match_id FROM events WHERE match_id = ANY(%s) AND version = 1",
+        (list(match_ids),),
+    )
+    return {str(m) for (m,) in rows}
+
+
+class LogRow(NamedTuple):
+    """A row as stored, ``data`` as its text (nothing decoded or normalised)."""
+
+    position: int
+    match_id: str
+    version: int
+    type: str
+    data: str
+    actor: str
+    recorded_at: datetime
+    prev_hash: bytes
+    hash: bytes
+    key_id: str | None
+    signature: bytes | None
+
+
+def rows_of_types(types: Sequence[str]) -> Op[list[LogRow]]:
+    """Every row of these types, of every match, in position order, as stored
+    (found through the (type, position) index)."""
+    rows = yield Query(
+        f"SELECT {MATCH_EVENTS.columns} FROM events WHERE type = ANY(%s) ORDER BY position",
+        (list(types),),
+    )
+    return [
+        LogRow(
+            int(r[0]),
+            str(r[1]),
+            int(r[2]),
+            str(r[3]),
+            str(r[4]),
+            str(r[5]),
+            r[6],
+            bytes(r[7]),
+            bytes(r[8]),
+            r[9],
+            None if r[10] is None else bytes(r[10]),
+        )
+        for r in rows
+    ]
+
+
+# -- ladders and players ------------------------------------------------------------------
+#
+# A match's ladder and players are in its match_created event (version 1);
+# events_ladder_created_idx (migration 0003) indexes (data ->> 'ladder_id', position)
+# of those rows.
+
+
+def ladder_has_matches(ladder_id: str) -> Op[bool]:
+    """Some match of the log was created on this ladder."""
+    rows = yield Query(
+        "SELECT 1 FROM events WHERE type = 'match_created' AND data ->> 'ladder_id' = %s LIMIT 1",
+        (ladder_id,),
+    )
+    return bool(rows)
+
+
+def matches_of_ladder(ladder_id: str) -> Op[list[str]]:
+    """Every match of the ladder, oldest first."""
+    rows = yield Query(
+        "SELECT match_id FROM events WHERE type = 'match_created'"
+        " AND data ->> 'ladder_id' = %s ORDER BY position",
+        (ladder_id,),
+    )
+    return [str(m) for (m,) in rows]
+
+
+def matches_of_player(player_id: str) -> Op[list[str]]:
+    """Every match the player sat in, oldest first."""
+    rows = yield Query(
+        "SELECT match_id FROM events WHERE type = 'match_created'"
+        " AND data -> 'players' ? %s ORDER BY position",
+        (player_id,),
+    )
+    return [str(m) for (m,) in rows]
+
+
+def finished_matches_of_ladder(ladder_id: str) -> Op[list[str]]:
+    """Every finished (ended or annulled) match of the ladder, oldest first."""
+    rows = yield Query(
+        "SELECT c.match_id FROM events c"
+        " WHERE c.type = 'match_created' AND c.data ->> 'ladder_id' = %s"
+        "   AND EXISTS (SELECT 1 FROM events e WHERE e.match_id = c.match_id"
+        "               AND e.type IN ('match_ended', 'match_annulled'))"
+        " ORDER BY c.position",
+        (ladder_id,),
+    )
+    return [str(m) for (m,) in rows]
+
+
+class LadderMove(NamedTuple):
+    position: int
+    ladder_id: str | None
+    """None: a match on no ladder."""
+
+
+def ladders_moved(after: int, high: int, limit: int) -> Op[list[LadderMove]]:
+    """The results and annulments (``END_TYPES``) in ``(after, high]`` with the
+    ladder of their match, in position order, at most ``limit``."""
+    rows = yield Query(
+        "SELECT e.position, c.data ->> 'ladder_id' FROM events e"
+        " JOIN events c ON c.match_id = e.match_id AND c.version = 1"
+        " WHERE e.type = ANY(%s) AND e.position > %s AND e.position <= %s"
+        " ORDER BY e.position LIMIT %s",
+        (list(END_TYPES), after, high, limit),
+    )
+    return [LadderMove(int(p), None if ladder is None else str(ladder)) for p, ladder in rows]
+
+
+def last_end_of_ladders() -> Op[dict[str, int]]:
+    """Each ladder's last position of a result or annulment of one of its matches."""
+    rows = yield Query(
+        "SELECT c.data ->> 'ladder_id', max(e.position) FROM events e"
+        " JOIN events c ON c.match_id = e.match_id AND c.version = 1"
+        " WHERE e.type IN ('match_ended', 'match_annulled')"
+        "   AND c.data ->> 'ladder_id' IS NOT NULL"
+        " GROUP BY 1"
+    )
+    return {str(ladder): int(last) for ladder, last in rows}
+
+
+def ladder_annulled_between(ladder_id: str, after: int, high: int) -> Op[bool]:
+    """Some match of the ladder was annulled in ``(after, high]``."""
+    rows = yield Query(
+        "SELECT 1 FROM events a"
+        " JOIN events c ON c.match_id = a.match_id AND c.version = 1"
+        "   AND c.type = 'match_created'"
+        " WHERE a.type = 'match_annulled' AND a.position > %s AND a.position <= %s"
+        "   AND c.data ->> 'ladder_id' = %s LIMIT 1",
+        (after, high, ladder_id),
+    )
+    return bool(rows)
+
+
+# -- archives -----------------------------------------------------------------------------
+
+ArchiveLog = tuple[str, str | None, bool, str | None, str | None, bool | None]
+"""One match as the archive builder reads it (``logs_for_archives``): (match id,
+its events as the record's JSON or None if no such match, finished, its players'
+names as a JSON object, its ladder's name, whether the ladder hides hands)."""
+
+_LOGS_FOR_ARCHIVES = """
+SELECT m.match_id,
+    (SELECT json_agg(json_build_object(
+         'version', e.version, 'actor', e.actor,
+         'recorded_at', to_char(e.recorded_at AT TIME ZONE 'UTC',
+                                'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+         'prev_hash', encode(e.prev_hash, 'hex'), 'hash', encode(e.hash, 'hex'),
+         'event', e.data, 'position', e.position) ORDER BY e.version)::text
+       FROM events e WHERE e.match_id = m.match_id),
+    EXISTS (SELECT 1 FROM events e WHERE e.match_id = m.match_id
+                                     AND e.type IN ('match_ended', 'match_annulled')),
+    (SELECT json_object_agg(p.id, p.name)::text FROM players p
+      WHERE p.id IN (SELECT jsonb_array_elements_text(c.data -> 'players'))),
+    l.name, l.hide_hands_in_replay
+FROM unnest(%(match_ids)s::text[]) WITH ORDINALITY AS m(match_id, n)
+LEFT JOIN events c ON c.match_id = m.match_id AND c.version = 1
+LEFT JOIN ladders l ON l.id = c.data ->> 'ladder_id'
+ORDER BY m.n
+"""
+# The events shaped as the record's (``recorded_at`` exactly as
+# ``chain.format_recorded_at`` writes it, hashes in hex), one row per id in the
+# order given: one round trip for a whole batch, and one msgspec decode per
+# match instead of a Python loop over the rows (the archive job's largest cost
+# after the views).
+
+
+def logs_for_archives(match_ids: Sequence[str]) -> Op[list[ArchiveLog]]:
+    """What an archive build needs of each match (``ArchiveLog``), in the order given."""
+    rows: Any = yield Query(_LOGS_FOR_ARCHIVES, {"match_ids": list(match_ids)})
+    found: list[ArchiveLog] = rows
+    return found
+
+
+# -- ratings ------------------------------------------------------------------------------
+
+_NEW_RESULTS = f"""
+SELECT e.position, e.match_id, c.data -> 'players' ->> 0, c.data -> 'players' ->> 1,
+       e.data ->> 'winner', e.data ->> 'reason' = 'timeout', {
+    PERIOD.replace("recorded_at", "e.recorded_at")
+}
+FROM events e
+JOIN events c ON c.match_id = e.match_id AND c.version = 1 AND c.type = 'match_created'
+WHERE e.type = 'match_ended' AND e.position > %(after)s AND e.position <= %(high)s
+  AND c.data ->> 'ladder_id' = %(ladder)s
+  AND e.data ->> 'reason' IS DISTINCT FROM 'aborted'
+  AND NOT EXISTS (
+      SELECT 1 FROM events a
+      WHERE a.match_id = e.match_id AND a.type = 'match_annulled' AND a.position <= %(high)s)
+ORDER BY e.position
+"""
+
+
+class NewResult(NamedTuple):
+    """A rated result, as the incremental ratings path reads it."""
+
+    position: int
+    match_id: str
+    player0: str
+    player1: str
+    winner: str | None
+    """The winning seat as text ("0", "1"), None for a draw."""
+    on_time: bool | None
+    """Ended on time (None: the event names no reason)."""
+    period: int
+    """Its rating period (``packed.PERIOD``; 0 when ``period_us`` is 1 and unused)."""
+
+
+def results_between(ladder_id: str, after: int, high: int, period_us: int) -> Op[list[NewResult]]:
+    """The ladder's results in ``(after, high]`` to rate, in position order: aborted
+    matches and matches annulled up to ``high`` left out."""
+    rows = yield Query(
+        _NEW_RESULTS, {"ladder": ladder_id, "after": after, "high": high, "period_us": period_us}
+    )
+    return [NewResult(*r) for r in rows]
