@@ -127,8 +127,10 @@ class Bracket:
         self.residents = sorted(residents, key=rank_key)
         # C.7 only chooses among downfloaters: a bracket whose players can
         # all be paired has none, and the next scoregroup changes nothing.
+        # (Not in the PPB, whose lower players are there for completion.)
+        last = not lowers
         inside = [*self.mdps, *self.residents]
-        if lowers and len(inside) % 2 == 0 and perfect(inside, forbidden):
+        if lowers and not collapsed and len(inside) % 2 == 0 and perfect(inside, forbidden):
             lowers = ()
         self.lowers = sorted(lowers, key=rank_key)
         cards = [*self.mdps, *self.residents, *self.lowers]
@@ -141,7 +143,7 @@ class Bracket:
             cards,
             lowest_score=self.residents[-1].score,
             collapsed=collapsed,
-            last=not self.lowers,
+            last=last,
             rounds_played=rounds_played,
             final_round=final_round,
         )
