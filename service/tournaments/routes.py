@@ -48,6 +48,7 @@ from service.matches.core import new_id
 from service.tournaments import projection, reads
 from service.tournaments.live import standings_socket, standings_stream
 from service.tournaments.service import TournamentService
+from service.tournaments.trf_routes import TRF_ROUTES
 
 
 class SwissBody(
@@ -60,6 +61,9 @@ class SwissBody(
 ):
     rounds: int
     bye_points: float = 1.0
+    accelerated: bool = False
+    late_entry_until: Annotated[int, msgspec.Meta(ge=1, le=50)] | None = None
+    half_point_byes: Annotated[int, msgspec.Meta(ge=0, le=50)] = 0
 
 
 class RoundRobinBody(
@@ -109,8 +113,14 @@ class PairBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 def _format(body: SwissBody | RoundRobinBody | ArenaBody) -> Format:
     match body:
-        case SwissBody(rounds=rounds, bye_points=bye_points):
-            return Swiss(rounds=rounds, bye_points=bye_points)
+        case SwissBody():
+            return Swiss(
+                rounds=body.rounds,
+                bye_points=body.bye_points,
+                accelerated=body.accelerated,
+                late_entry_until=body.late_entry_until,
+                half_point_byes=body.half_point_byes,
+            )
         case RoundRobinBody(cycles=cycles):
             return RoundRobin(cycles=cycles)
         case ArenaBody(minutes=minutes, avoid_repeats=avoid_repeats):
@@ -341,6 +351,7 @@ ROUTES = [
             rebuild,
             standings_stream,
             standings_socket,
+            *TRF_ROUTES,
         ],
         dependencies={"tournaments": Provide(provide_tournaments, sync_to_thread=False)},
         tags=["tournaments"],

@@ -11,7 +11,7 @@ from service.tournaments import arena
 from service.tournaments.formats.base import Emit, Forced, new_game
 from service.tournaments.records import records
 from service.tournaments.standings import scores
-from service.tournaments.state import TournamentSheet
+from service.tournaments.state import AnyTournament, TournamentSheet
 
 MAX_ARENA_MINUTES: Final = 7 * 24 * 60
 
@@ -36,7 +36,7 @@ class ArenaRules:
                 f"An arena lasts 1 to {MAX_ARENA_MINUTES} minutes, not {fmt.minutes}.",
             )
 
-    def total_rounds(self, t: TournamentSheet) -> int:
+    def total_rounds(self, t: AnyTournament) -> int:
         return 0
 
     def check_entry(self, t: TournamentSheet, at: datetime) -> None:

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Final, Protocol
 
 from schemas.tournaments import Format, Game, TiebreakName, TournamentEvent
-from service.tournaments.state import TournamentSheet
+from service.tournaments.state import AnyTournament, TournamentSheet
 
 MATCH_NAMESPACE: Final = uuid.UUID("5b0c1d0e-7a3f-4c8e-9d52-6d61746368ab")
 """Match ids of tournament games are ``uuid5(MATCH_NAMESPACE, "<tournament>/<game>")``:
@@ -60,7 +60,7 @@ class FormatRules(Protocol):
     def validate(self, fmt: Format) -> None:
         """Refuse settings the format cannot run (``RuleError``)."""
 
-    def total_rounds(self, t: TournamentSheet) -> int:
+    def total_rounds(self, t: AnyTournament) -> int:
         """Rounds in all (0: not in rounds)."""
 
     def check_entry(self, t: TournamentSheet, at: datetime) -> None:

@@ -8,7 +8,7 @@ from schemas.tournaments import Bye, Format, Game, GameResult, ResultRecorded, R
 from service.errors import RuleError
 from service.tournaments import berger
 from service.tournaments.formats.base import Emit, Forced, new_game
-from service.tournaments.state import TournamentSheet
+from service.tournaments.state import AnyTournament, TournamentSheet
 
 
 class RoundRobinRules:
@@ -24,7 +24,7 @@ class RoundRobinRules:
         if fmt.cycles not in (1, 2):
             raise RuleError("bad_cycles", f"A round-robin has 1 or 2 cycles, not {fmt.cycles}.")
 
-    def total_rounds(self, t: TournamentSheet) -> int:
+    def total_rounds(self, t: AnyTournament) -> int:
         assert isinstance(t.format, RoundRobin)
         return berger.rounds_in(len(t.seeds), t.format.cycles)
 

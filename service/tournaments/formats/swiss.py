@@ -124,7 +124,7 @@ class SwissRules:
         if fmt.half_point_byes > fmt.rounds:
             raise RuleError("bad_half_point_byes", "More half-point byes than rounds.")
 
-    def total_rounds(self, t: TournamentSheet) -> int:
+    def total_rounds(self, t: AnyTournament) -> int:
         assert isinstance(t.format, Swiss)
         return t.format.rounds
 
