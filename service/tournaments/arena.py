@@ -99,6 +99,7 @@ def pair_pool(
         window = window * 4 if window * 4 < n else None
     pairs = sorted(tuple(sorted((int(u), int(v)))) for u, v in matching)
     cards = [
-        Card(player_id=p.player_id, tpn=k + 1, score=0, seats=p.seats) for k, p in enumerate(waiting)
+        Card(player_id=p.player_id, tpn=k + 1, score=0, seats=p.seats)
+        for k, p in enumerate(waiting)
     ]
     return [seat_pair(cards[i], cards[j]) for i, j in pairs]

@@ -369,8 +369,10 @@ def _after_game(t: TournamentSheet, at: datetime, emit: Emit) -> None:
 
 def _close_round_if_done(t: TournamentSheet, at: datetime, emit: Emit) -> None:
     rules = _rules(t)
-    while rules.rounds_it_pairs and t.round_open and not any(
-        not g.done for g in round_games(t, t.round)
+    while (
+        rules.rounds_it_pairs
+        and t.round_open
+        and not any(not g.done for g in round_games(t, t.round))
     ):
         emit(RoundClosed(at=at, round=t.round))
         if rules.is_over(t):

@@ -180,7 +180,9 @@ def read(text: str) -> TrfTournament:
                 rounds = _number(rest, "the number of rounds", row)
             case "162":
                 if "P" in rest:
-                    bye_points = _decimal(rest.split("P", 1)[1][:4].strip(), "the bye's points", row)
+                    bye_points = _decimal(
+                        rest.split("P", 1)[1][:4].strip(), "the bye's points", row
+                    )
             case "202":
                 tiebreaks = tuple(x.strip() for x in rest.split(",") if x.strip())
             case "001":

@@ -39,9 +39,18 @@ _CODES = {
 
 def _round(r: RoundRecord, number: Mapping[str, int]) -> TrfRound:
     if r.kind == "playing":
-        return TrfRound(opponent=number.get(r.opponent or "", 0), colour="wb"[r.seat or 0], result=" ")
+        return TrfRound(
+            opponent=number.get(r.opponent or "", 0), colour="wb"[r.seat or 0], result=" "
+        )
     code = _CODES[r.kind]
-    if r.opponent and r.kind in ("win", "draw", "loss", "forfeit_win", "forfeit_loss", "double_forfeit"):
+    if r.opponent and r.kind in (
+        "win",
+        "draw",
+        "loss",
+        "forfeit_win",
+        "forfeit_loss",
+        "double_forfeit",
+    ):
         return TrfRound(opponent=number[r.opponent], colour="wb"[r.seat or 0], result=code)
     return TrfRound(opponent=0, colour="-", result=code)
 
@@ -60,7 +69,7 @@ def export(state: AnyTournament, names: Mapping[str, str]) -> TrfTournament:
             TrfPlayer(
                 number=number[p],
                 name=names.get(p, p),
-                rating=int(round(state.entrants[p].rating)),
+                rating=round(state.entrants[p].rating),
                 points=sum(r.points for r in recs[p] if r.kind != "playing"),
                 rank=row.rank if row else len(order),
                 rounds=tuple(_round(r, number) for r in recs[p]),
@@ -76,7 +85,7 @@ def export(state: AnyTournament, names: Mapping[str, str]) -> TrfTournament:
                 accelerated.append((v / 2, r, r, 1, top))
     kind = {"swiss": "Swiss Dutch", "round_robin": "Round robin", "arena": "Arena"}
     tag = str(type(fmt).__struct_config__.tag) if fmt is not None else "swiss"
-    rounds = rules_for(fmt).total_rounds(state) if fmt is not None else 0  # type: ignore[arg-type]
+    rounds = rules_for(fmt).total_rounds(state) if fmt is not None else 0
     return TrfTournament(
         name=state.name,
         rounds=rounds or state.round,

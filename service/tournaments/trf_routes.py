@@ -48,7 +48,7 @@ async def names_of(conn: AsyncConnection[Any], ids: list[str]) -> dict[str, str]
 async def get_trf(
     tournament_id: str, pool: AsyncConnectionPool, tournaments: TournamentService
 ) -> Response[str]:
-    """The tournament as a TRF-2026 file (what FIDE's rating submission and pairing programs read)."""
+    """The tournament as a TRF-2026 file (what FIDE rating reports and pairing programs read)."""
     async with pool.connection() as conn:
         await reads.summary(conn, tournament_id)
         state = await tournaments.current(tournament_id)
@@ -108,7 +108,9 @@ async def import_trf(
                 " ON CONFLICT DO NOTHING",
                 (ladder.id, player_id),
             )
-            rating = float(entry.rating) if entry.rating else await rating_of(conn, ladder.id, player_id)
+            rating = (
+                float(entry.rating) if entry.rating else await rating_of(conn, ladder.id, player_id)
+            )
         join = JoinTournament(at=at, player_id=player_id, rating=rating)
         await tournaments.execute(tournament_id, join, actor=player.id)
     async with pool.connection() as conn:

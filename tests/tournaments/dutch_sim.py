@@ -33,7 +33,7 @@ def cards(sheets: list[Sheet], round_no: int, total: int) -> list[Card]:
     for s in sheets:
         seats = tuple(0 if c == "w" else 1 for o, c, r in s.rounds if c in "wb" and r in "10=")
         floats = []
-        for k, (o, c, r) in enumerate(s.rounds):
+        for k, (o, _c, r) in enumerate(s.rounds):
             mine = s.scores_before[k]
             if o and r in "10=":
                 theirs = by_number[o].scores_before[k]
@@ -106,9 +106,7 @@ def tournament(
     out = []
     for r in range(1, total + 1):
         pairing = pairer(sheets, r, total)
-        snapshot = [
-            Sheet(s.number, s.score, list(s.rounds), list(s.scores_before)) for s in sheets
-        ]
+        snapshot = [Sheet(s.number, s.score, list(s.rounds), list(s.scores_before)) for s in sheets]
         out.append((snapshot, pairing))
         play(pairing, sheets, rng, draws)
     return out

@@ -58,7 +58,9 @@ def _record(cell: str, round_no: int) -> RoundRecord:
     )
 
 
-RECORDS = {str(p): [_record(c, k) for k, c in enumerate(cells, 1)] for p, cells in CROSSTABLE.items()}
+RECORDS = {
+    str(p): [_record(c, k) for k, c in enumerate(cells, 1)] for p, cells in CROSSTABLE.items()
+}
 SCORES = {p: tiebreaks.score(rows) for p, rows in RECORDS.items()}
 CTX = tiebreaks.Context(
     scores=SCORES,

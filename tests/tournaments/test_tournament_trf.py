@@ -31,7 +31,7 @@ async def _finished_swiss(api: TournamentApi) -> tuple[Any, dict[str, Any], list
 async def test_given_a_finished_swiss_when_exported_then_the_trf_round_trips(
     api: TournamentApi,
 ) -> None:
-    organiser, t, players = await _finished_swiss(api)
+    _organiser, t, _players = await _finished_swiss(api)
     response = await api.client.get(f"/api/tournaments/{t['id']}/trf")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
@@ -62,7 +62,7 @@ async def test_given_a_finished_swiss_when_exported_then_the_trf_round_trips(
 async def test_given_an_exported_trf_when_imported_then_the_same_players_are_seeded(
     api: TournamentApi,
 ) -> None:
-    organiser, t, players = await _finished_swiss(api)
+    organiser, t, _players = await _finished_swiss(api)
     text = (await api.client.get(f"/api/tournaments/{t['id']}/trf")).text
     ladder = (await api.read(t["id"]))["ladder_id"]
     response = await api.post(
@@ -88,7 +88,10 @@ async def test_given_a_hostile_trf_when_imported_then_it_is_refused_and_nothing_
     for text, code in [
         ("012 nobody\r\n", "bad_trf"),
         ("001 abcd      x\r\n", "bad_trf"),
-        ("001    1      Nobody Known                      1500" + " " * 40 + "\r\n", "unknown_players"),
+        (
+            "001    1      Nobody Known                      1500" + " " * 40 + "\r\n",
+            "unknown_players",
+        ),
         ("001 " + "9" * 40 + "\r\n", "unknown_players"),
         ("001    1      A" + " " * 76 + "0002 x 1\r\n", "bad_trf"),
         ("001    1      A" + " " * 76 + "0002 w 7\r\n", "bad_trf"),

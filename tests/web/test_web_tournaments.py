@@ -147,7 +147,11 @@ def test_given_a_player_on_a_swiss_page_then_half_points_names_and_buttons_read_
         "POST",
         "/api/tournaments",
         api.admin_token,
-        json={"name": "Odd Swiss", "ladder_id": ladder, "format": {"type": "swiss", "rounds": 3, "bye_points": 0.5}},
+        json={
+            "name": "Odd Swiss",
+            "ladder_id": ladder,
+            "format": {"type": "swiss", "rounds": 3, "bye_points": 0.5},
+        },
     )
     assert isinstance(created, dict)
     tid = created["id"]

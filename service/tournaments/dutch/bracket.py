@@ -23,6 +23,7 @@ import rustworkx as rx
 from service.tournaments.dutch.card import Card, rank_key
 from service.tournaments.dutch.weights import CRITERIA, Role, Scope, allowed
 
+
 def _zero(a: Card, b: Card, s: Scope) -> int:
     return 0
 
@@ -152,7 +153,9 @@ class Bracket:
         # C.6 is C.5 again in a bracket of one score without MDPs (every
         # downfloater has the same score difference): it takes no bits there.
         homogeneous = not self.mdps and len({c.score for c in self.residents}) == 1
-        criteria = [(name, _zero if name == "C.6" and homogeneous else value) for name, value in CRITERIA]
+        criteria = [
+            (name, _zero if name == "C.6" and homogeneous else value) for name, value in CRITERIA
+        ]
         self.bits = max(1, (len(self.mdps) + len(self.residents)).bit_length())
         self.order_bits = 3 * max(self.bits, n.bit_length()) + 4
         edges: list[tuple[int, int, list[int]]] = []
@@ -236,7 +239,10 @@ class Bracket:
         m = self.m
         m.solve()
         n = len(m.players)
-        free_res = lambda: [r for r in self.res_ix if r not in m.removed]  # noqa: E731
+
+        def free_res() -> list[int]:
+            return [r for r in self.res_ix if r not in m.removed]
+
         # D.3: which MDPs are in S1 (paired with residents), lowest BSN first.
         s1_mdps = []
         for mdp in self.mdp_ix:

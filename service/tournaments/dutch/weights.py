@@ -7,19 +7,22 @@ players, there for C.7). An edge is a pairing the absolute criteria allow
 absolute preference never meet); its weight is the concatenation of one
 field per quality criterion, most significant first:
 
-| field | criterion (C.04.3) | an edge's value |
-|---|---|---|
-| bye | C.2 with the PAB (last / collapsed bracket only) | 1 + each player's "had a bye": the player left over is one who may have it |
-| C.5 | maximise the pairs | 1 for a pair of bracket players |
-| C.6 | minimise the PSD | one unit for each downfloat the pair avoids, less one unit of the pair's own score difference, each difference in its own sub-field (larger differences more significant) |
-| C.7 | the next bracket's pairs and PSD (not in the last / collapsed bracket) | 1 for a pair with a lower player, then its PSD as in C.6 |
-| C.8 | topscorers' colour difference beyond ±2 (final round) | 2 less the players of the pair who would get it |
-| C.9 | topscorers' third seat in a row (final round) | 2 less the players who would get it |
-| C.10 | colour preferences not granted | 1 when the two prefer different seats (or one has none) |
-| C.11 | strong preferences not granted | 1 unless both prefer the same seat and the weaker is strong or absolute |
-| C.12 / C.14 | the same downfloat as the previous round / two rounds before | the pair's players with that float who do not downfloat now |
-| C.13 / C.15 | the same upfloat as the previous round / two rounds before | 1 unless the lower player upfloats again |
-| C.16-C.19 | the score differences of those repeated floats | as C.12-C.15, weighted by the score difference, in a field wide enough for their sum |
+* bye (last or collapsed bracket only), C.2 with the PAB: 1 + each player's
+  "had a bye", so the player left over is one who may have it;
+* C.5 maximise the pairs: 1 for a pair of bracket players;
+* C.6 minimise the PSD: a unit for each downfloat the pair avoids, less a
+  unit of the pair's own score difference, each difference in its own
+  sub-field (larger differences more significant);
+* C.7 (not in the last or collapsed bracket) the next bracket: 1 for a pair
+  with a lower player, then its PSD as in C.6;
+* C.8 / C.9 (final round) topscorers' colour difference beyond ±2 / third
+  seat in a row: minus the players of the pair who would get it;
+* C.10 colour preferences not granted: -1 when both prefer the same seat;
+* C.11 strong preferences not granted: -1 when, besides, the weaker is strong;
+* C.12 / C.14 the same downfloat as one / two rounds before: the pair's
+  players with that float who do not downfloat now (an unpaired one does);
+* C.13 / C.15 the same upfloat again: -1 when the lower player upfloats again;
+* C.16-C.19 the score differences of those repeated floats, likewise.
 
 Fields counting what a criterion avoids are positive; fields counting what it
 suffers are negative (a pair that gives a player an unwanted float scores -1
@@ -122,7 +125,7 @@ def _higher_lower(a: Card, b: Card) -> tuple[Card, Card]:
 
 
 def _colour_outcome(a: Card, b: Card) -> tuple[list[int], list[bool]]:
-    """Each player's colour difference after this pairing and whether they get a third seat in a row."""
+    """Each player's colour difference after this pairing, and whether it is a third same seat."""
     from service.tournaments.dutch.colours import seat_of_higher
 
     higher, lower = _higher_lower(a, b)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Final
 
-from schemas.tournaments import Arena, ArenaPaired, Format
+from schemas.tournaments import Arena, ArenaPaired, Format, TiebreakName
 from service.errors import RuleError
 from service.tournaments import arena
 from service.tournaments.formats.base import Emit, Forced, new_game
@@ -21,9 +21,9 @@ def arena_over(t: TournamentSheet, at: datetime) -> bool:
 
 
 class ArenaRules:
-    default_tiebreaks = ("sonneborn_berger", "wins")
-    fixed_pairings = False
-    rounds_it_pairs = False
+    default_tiebreaks: tuple[TiebreakName, ...] = ("sonneborn_berger", "wins")
+    fixed_pairings: bool = False
+    rounds_it_pairs: bool = False
 
     def half_point_byes(self, t: TournamentSheet) -> int:
         return 0

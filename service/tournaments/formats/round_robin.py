@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from schemas.tournaments import Bye, Format, Game, GameResult, ResultRecorded, RoundPaired, RoundRobin
+from schemas.tournaments import (
+    Bye,
+    Format,
+    Game,
+    GameResult,
+    ResultRecorded,
+    RoundPaired,
+    RoundRobin,
+    TiebreakName,
+)
 from service.errors import RuleError
 from service.tournaments import berger
 from service.tournaments.formats.base import Emit, Forced, new_game
@@ -12,9 +21,9 @@ from service.tournaments.state import AnyTournament, TournamentSheet
 
 
 class RoundRobinRules:
-    default_tiebreaks = ("direct_encounter", "sonneborn_berger", "wins")
-    fixed_pairings = True
-    rounds_it_pairs = True
+    default_tiebreaks: tuple[TiebreakName, ...] = ("direct_encounter", "sonneborn_berger", "wins")
+    fixed_pairings: bool = True
+    rounds_it_pairs: bool = True
 
     def half_point_byes(self, t: TournamentSheet) -> int:
         return 0
@@ -39,7 +48,9 @@ class RoundRobinRules:
     def pair_round(self, t: TournamentSheet, at: datetime, emit: Emit, forced: Forced) -> None:
         assert isinstance(t.format, RoundRobin)
         if forced[0] or forced[1]:
-            raise RuleError("pairings_fixed", "A round-robin's pairings come from the Berger tables.")
+            raise RuleError(
+                "pairings_fixed", "A round-robin's pairings come from the Berger tables."
+            )
         round_no = t.round + 1
         seeds = t.seeds
         dummy = berger.table_size(len(seeds)) if len(seeds) % 2 else None

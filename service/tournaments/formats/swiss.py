@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-from schemas.tournaments import Bye, Format, RoundPaired, Swiss
+from schemas.tournaments import Bye, Format, RoundPaired, Swiss, TiebreakName
 from service.errors import RuleError
 from service.tournaments.dutch.card import Card, Float
 from service.tournaments.dutch.engine import pair_round as dutch_pair
@@ -97,9 +97,9 @@ def cards(t: AnyTournament, round_no: int) -> list[Card]:
 
 
 class SwissRules:
-    default_tiebreaks = ("buchholz_cut1", "buchholz", "sonneborn_berger")
-    fixed_pairings = False
-    rounds_it_pairs = True
+    default_tiebreaks: tuple[TiebreakName, ...] = ("buchholz_cut1", "buchholz", "sonneborn_berger")
+    fixed_pairings: bool = False
+    rounds_it_pairs: bool = True
 
     def half_point_byes(self, t: TournamentSheet) -> int:
         assert isinstance(t.format, Swiss)
