@@ -154,15 +154,24 @@ class Bracket:
         # downfloater has the same score difference): it takes no bits there.
         homogeneous = not self.mdps and len({c.score for c in self.residents}) == 1
         criteria = [
-            (name, _zero if name == "C.6" and homogeneous else value) for name, value in CRITERIA
+            (
+                name,
+                _zero
+                if not scope.active(name, cards) or (name == "C.6" and homogeneous)
+                else value,
+            )
+            for name, value in CRITERIA
         ]
+        live = [k for k, (_, value) in enumerate(criteria) if value is not _zero]
         self.bits = max(1, (len(self.mdps) + len(self.residents)).bit_length())
         self.order_bits = 3 * max(self.bits, n.bit_length()) + 4
         edges: list[tuple[int, int, list[int]]] = []
         for i in range(n):
             for j in range(i + 1, n):
                 if allowed(cards[i], cards[j], forbidden):
-                    values = [value(cards[i], cards[j], scope) for _, value in criteria]
+                    values = [0] * len(criteria)
+                    for k in live:
+                        values[k] = criteria[k][1](cards[i], cards[j], scope)
                     if any(values):
                         edges.append((i, j, values))
         # Each field as wide as the most its values can add up to over a

@@ -6,7 +6,7 @@ derived from the player's record; nothing is stored.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from functools import lru_cache
 from typing import Final, Literal, TypeAlias
 
 import msgspec
@@ -61,12 +61,14 @@ class Card(msgspec.Struct, frozen=True, kw_only=True):
         return preference(self.seats)
 
 
-def preference(seats: Sequence[Seat]) -> tuple[Seat | None, int]:
+@lru_cache(maxsize=65536)
+def preference(seats: tuple[Seat, ...]) -> tuple[Seat | None, int]:
     """(preferred seat, strength) from the seats of the games played.
 
     Absolute: a colour difference beyond ±1, or the same seat in the two
     latest games; strong: a difference of ±1; mild: even, alternate from the
-    last game; none: no game played yet.
+    last game; none: no game played yet. (Cached: a bracket asks it of every
+    pair; many players share a history.)
     """
     if not seats:
         return None, NONE

@@ -96,6 +96,30 @@ class Scope:
             offset += counts[d].bit_length() + 1
         self.psd_bits = offset + 1
 
+    def active(self, name: str, cards: Sequence[Card]) -> bool:
+        """Whether the field can be non-zero for any edge of this bracket (a
+        field that cannot takes no bits, and is not computed edge by edge)."""
+        inside = [c for c in cards if self.roles[c.player_id] != Role.LOWER]
+        floats = {(k, c.floats[k]) for c in inside for k in (0, 1)}
+        match name:
+            case "bye":
+                return self.collapsed or self.last
+            case "C.7":
+                return not (self.collapsed or self.last) and len(inside) < len(cards)
+            case "C.8" | "C.9":
+                return self.final_round and any(c.topscorer for c in inside)
+            case "C.10" | "C.11":
+                return any(c.seats for c in inside)
+            case "C.12" | "C.16":
+                return (0, "down") in floats
+            case "C.13" | "C.17":
+                return (0, "up") in floats
+            case "C.14" | "C.18":
+                return (1, "down") in floats
+            case "C.15" | "C.19":
+                return (1, "up") in floats
+        return True
+
     def float_sd(self, card: Card) -> int:
         return card.score - (self.lowest_score - 2)
 
@@ -111,7 +135,9 @@ def _conflict(a: Card, b: Card) -> bool:
 
 def allowed(a: Card, b: Card, forbidden: set[frozenset[str]]) -> bool:
     """The absolute criteria C.1 and C.3 (and the organiser's forbidden pairs)."""
-    if b.player_id in a.opponents or frozenset((a.player_id, b.player_id)) in forbidden:
+    if b.player_id in a.opponents:
+        return False
+    if forbidden and frozenset((a.player_id, b.player_id)) in forbidden:
         return False
     if a.topscorer or b.topscorer:
         return True
