@@ -302,27 +302,72 @@ def _plan(
     if best == anyway:
         return anyway, s1, s2
     place = {c.player_id: k for k, c in enumerate(ranked)}
-    options: list[tuple[tuple[int, int, int], Card, Card]] = []
-    for t in [t for t, c in a.items() if c]:
-        down = next(c for c in reversed(s1) if types[c.player_id] == t)
-        for u in [u for u, c in b.items() if c]:
-            up = next(c for c in s2 if types[c.player_id] == u)
+    for k in (1, 2):
+        found = _exchanges(s1, s2, a, b, k, types, place, spare, last, anyway)
+        if found is not None:
+            down, up = found
+            s1 = sorted([c for c in s1 if c not in down] + up, key=rank_key)
+            s2 = sorted([c for c in s2 if c not in up] + down, key=rank_key)
+            return anyway, s1, s2
+    return None
+
+
+def _exchanges(
+    s1: list[Card],
+    s2: list[Card],
+    a: Counter[Type],
+    b: Counter[Type],
+    k: int,
+    types: dict[str, Type],
+    place: dict[str, int],
+    spare: bool,
+    last: bool,
+    target: int,
+) -> tuple[list[Card], list[Card]] | None:
+    """The first exchange of ``k`` players (D.2) after which S1 and S2 can
+    reach ``target``: for each choice of types moved down and up, the
+    players are the last of those types in S1 and the first in S2 (the
+    smallest difference of pairing numbers for those types); then D.2.b-d."""
+    from itertools import combinations_with_replacement
+
+    def pick(side: list[Card], wanted: tuple[Type, ...], from_end: bool) -> list[Card] | None:
+        need = Counter(wanted)
+        out: list[Card] = []
+        for c in reversed(side) if from_end else side:
+            t = types[c.player_id]
+            if need[t] > 0:
+                need[t] -= 1
+                out.append(c)
+        return out if not +need else None
+
+    best: tuple[tuple[int, tuple[int, ...], tuple[int, ...]], list[Card], list[Card]] | None = None
+    downs = [t for t, c in a.items() if c]
+    ups = [u for u, c in b.items() if c]
+    for down_types in combinations_with_replacement(sorted(downs), k):
+        if any(Counter(down_types)[t] > a[t] for t in down_types):
+            continue
+        for up_types in combinations_with_replacement(sorted(ups), k):
+            if any(Counter(up_types)[u] > b[u] for u in up_types):
+                continue
             a2, b2 = Counter(a), Counter(b)
-            a2[t] -= 1
-            a2[u] += 1
-            b2[u] -= 1
-            b2[t] += 1
-            if _cached(_key(a2), _key(b2), spare, last) == anyway:
-                options.append(
-                    ((place[up.player_id] - place[down.player_id], -place[down.player_id],
-                      place[up.player_id]), down, up)
-                )  # fmt: skip
-    if not options:
-        return None
-    _, down, up = min(options, key=lambda o: o[0])
-    s1 = sorted([c for c in s1 if c is not down] + [up], key=rank_key)
-    s2 = sorted([c for c in s2 if c is not up] + [down], key=rank_key)
-    return anyway, s1, s2
+            for t in down_types:
+                a2[t] -= 1
+                b2[t] += 1
+            for u in up_types:
+                b2[u] -= 1
+                a2[u] += 1
+            if _cached(_key(a2), _key(b2), spare, last) != target:
+                continue
+            down = pick(s1, down_types, from_end=True)
+            up = pick(s2, up_types, from_end=False)
+            if down is None or up is None:
+                continue
+            dp = sorted((place[c.player_id] for c in down), reverse=True)
+            upp = sorted(place[c.player_id] for c in up)
+            key = (sum(upp) - sum(dp), tuple(-x for x in dp), tuple(upp))
+            if best is None or key < best[0]:
+                best = (key, down, up)
+    return None if best is None else (best[1], best[2])
 
 
 def _remainder_cost(ranked: Sequence[Card], types: dict[str, Type], last: bool) -> int | None:
