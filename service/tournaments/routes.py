@@ -41,14 +41,13 @@ from schemas.tournaments import (
 )
 from service.api.auth import Player
 from service.api.deps import requires_role
-from service.api.ladder_ratings import rating_of
 from service.api.ladders import ladder_by_id
 from service.errors import Forbidden
 from service.matches.core import new_id
 from service.tournaments import projection, reads
 from service.tournaments.live import standings_socket, standings_stream
 from service.tournaments.service import TournamentService
-from service.tournaments.trf_routes import TRF_ROUTES
+from service.tournaments.trf_routes import TRF_ROUTES, enter_ladder
 
 
 class SwissBody(
@@ -210,12 +209,7 @@ async def join_tournament(
     a withdrawn player who joins again comes back from the next round."""
     async with pool.connection() as conn:
         found = await reads.summary(conn, tournament_id)
-        await conn.execute(
-            "INSERT INTO ladder_members (ladder_id, player_id) VALUES (%s, %s)"
-            " ON CONFLICT DO NOTHING",
-            (found.ladder_id, player.id),
-        )
-        rating = await rating_of(conn, found.ladder_id, player.id)
+        rating = await enter_ladder(conn, found.ladder_id, player.id)
     command = JoinTournament(at=_now(), player_id=player.id, rating=rating)
     return await _run(tournaments, pool, tournament_id, command, player.id)
 

@@ -48,21 +48,7 @@ LABELS: Final[dict[TiebreakName, str]] = {
 }
 """The short names FIDE uses (C.07 art. 5-10), for column headings."""
 
-TRF_CODES: Final[dict[TiebreakName, str]] = {
-    "buchholz": "BH",
-    "buchholz_cut1": "BH/C1",
-    "buchholz_cut2": "BH/C2",
-    "buchholz_median1": "BH/M1",
-    "buchholz_median2": "BH/M2",
-    "sonneborn_berger": "SB",
-    "progressive": "PS",
-    "direct_encounter": "DE",
-    "wins": "WIN",
-    "games_won": "WON",
-    "games_second_seat": "BPG",
-    "average_rating_of_opponents": "ARO",
-    "koya": "KS",
-}
+TRF_CODES: Final[dict[TiebreakName, str]] = {k: v.replace("-", "/") for k, v in LABELS.items()}
 """C.07's codes with their modifiers, as TRF-2026 record 202 lists them."""
 
 PRESENT: Final = frozenset(

@@ -39,6 +39,16 @@ class ByeBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     round: Annotated[int, msgspec.Meta(ge=1, le=50)]
 
 
+async def enter_ladder(conn: AsyncConnection[Any], ladder_id: str, player_id: str) -> float:
+    """Make the player a member of the ladder (a tournament's entrants are) and
+    return their rating there: the seeding."""
+    await conn.execute(
+        "INSERT INTO ladder_members (ladder_id, player_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+        (ladder_id, player_id),
+    )
+    return await rating_of(conn, ladder_id, player_id)
+
+
 async def names_of(conn: AsyncConnection[Any], ids: list[str]) -> dict[str, str]:
     cur = await conn.execute("SELECT id, name FROM players WHERE id = ANY(%s)", (ids,))
     return {i: n for i, n in await cur.fetchall()}

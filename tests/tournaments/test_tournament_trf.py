@@ -3,10 +3,8 @@ hostile files refused with a problem and nothing created."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from test_tournament_api import _swiss, assert_problem
+from test_tournament_api import assert_problem, finished_swiss
 from tournament_harness import TournamentApi
 
 from service.tournaments import trf
@@ -14,24 +12,10 @@ from service.tournaments import trf
 pytestmark = pytest.mark.anyio
 
 
-async def _finished_swiss(api: TournamentApi) -> tuple[Any, dict[str, Any], list[Any]]:
-    organiser, t, players = await _swiss(api, 5)
-    accounts = {p.id: p for p in players}
-    await api.start(t["id"], organiser)
-    for _ in range(3):
-        await api.play_round(t["id"], accounts)
-
-    async def finished() -> bool:
-        return (await api.read(t["id"]))["phase"] == "finished"
-
-    await api.wait_for(finished)
-    return organiser, t, players
-
-
 async def test_given_a_finished_swiss_when_exported_then_the_trf_round_trips(
     api: TournamentApi,
 ) -> None:
-    _organiser, t, _players = await _finished_swiss(api)
+    _organiser, t, _players = await finished_swiss(api)
     response = await api.client.get(f"/api/tournaments/{t['id']}/trf")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
@@ -62,7 +46,7 @@ async def test_given_a_finished_swiss_when_exported_then_the_trf_round_trips(
 async def test_given_an_exported_trf_when_imported_then_the_same_players_are_seeded(
     api: TournamentApi,
 ) -> None:
-    organiser, t, _players = await _finished_swiss(api)
+    organiser, t, _players = await finished_swiss(api)
     text = (await api.client.get(f"/api/tournaments/{t['id']}/trf")).text
     ladder = (await api.read(t["id"]))["ladder_id"]
     response = await api.post(

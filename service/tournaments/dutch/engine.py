@@ -21,7 +21,7 @@ import rustworkx as rx
 from service.tournaments.dutch.bracket import Bracket
 from service.tournaments.dutch.card import Card, rank_key
 from service.tournaments.dutch.colours import seat_of_higher, seat_pair
-from service.tournaments.dutch.large import pair_large, pair_with_mdps
+from service.tournaments.dutch.large import pair_large
 from service.tournaments.dutch.weights import allowed
 
 BYE = "\x00bye"
@@ -183,18 +183,9 @@ def pair_round(
             quick = perfect_natural(
                 mdps, residents, last=not lowers, forbidden=barred, final_round=final_round
             )
-            if quick is None and mdps:
-                quick = pair_with_mdps(
-                    mdps,
-                    residents,
-                    last=not lowers,
-                    forbidden=barred,
-                    final_round=final_round,
-                    next_size=len(lowers),
-                    rounds_played=rounds_played,
-                )
-            if quick is None and not mdps:
+            if quick is None:
                 quick = pair_large(
+                    mdps,
                     residents,
                     last=not lowers,
                     forbidden=barred,

@@ -218,6 +218,29 @@ def _any_pairing_cost(types: Counter[Type], spare: bool, last: bool) -> int | No
 
 
 def pair_large(
+    mdps: Sequence[Card],
+    residents: Sequence[Card],
+    *,
+    last: bool,
+    forbidden: set[frozenset[str]],
+    final_round: bool,
+    next_size: int,
+    rounds_played: int,
+) -> tuple[list[tuple[Card, Card]], list[Card]] | None:
+    """A big bracket's pairs and its player left over, by counting (None: the
+    weighted matching decides): without MDPs, or with one."""
+    if mdps:
+        return pair_with_mdps(
+            mdps, residents, last=last, forbidden=forbidden, final_round=final_round,
+            next_size=next_size, rounds_played=rounds_played,
+        )  # fmt: skip
+    return _pair_homogeneous(
+        residents, last=last, forbidden=forbidden, final_round=final_round,
+        next_size=next_size, rounds_played=rounds_played,
+    )  # fmt: skip
+
+
+def _pair_homogeneous(
     residents: Sequence[Card],
     *,
     last: bool,
@@ -451,7 +474,7 @@ def pair_with_mdps(
         chosen = options[chosen_at][0]
         pairs.append((m, chosen))
         pool.remove(chosen)
-    done = pair_large(
+    done = _pair_homogeneous(
         pool,
         last=last,
         forbidden=forbidden,
