@@ -190,7 +190,7 @@ def pair_round(
                     last=not lowers,
                     forbidden=barred,
                     final_round=final_round,
-                    next_size=len(lowers),
+                    lowers=lowers,
                     rounds_played=rounds_played,
                 )
         if quick is not None:

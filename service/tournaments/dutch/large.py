@@ -34,6 +34,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Final
 
+import rustworkx as rx
+
 from service.tournaments.dutch.card import ABSOLUTE, STRONG, Card, rank_key
 from service.tournaments.dutch.weights import allowed
 
@@ -229,7 +231,7 @@ def pair_large(
     last: bool,
     forbidden: set[frozenset[str]],
     final_round: bool,
-    next_size: int,
+    lowers: Sequence[Card],
     rounds_played: int,
 ) -> tuple[list[tuple[Card, Card]], list[Card]] | None:
     """A big bracket's pairs and its player left over, by counting (None: the
@@ -237,11 +239,11 @@ def pair_large(
     if mdps:
         return pair_with_mdps(
             mdps, residents, last=last, forbidden=forbidden, final_round=final_round,
-            next_size=next_size, rounds_played=rounds_played,
+            lowers=lowers, rounds_played=rounds_played,
         )  # fmt: skip
     return _pair_homogeneous(
         residents, last=last, forbidden=forbidden, final_round=final_round,
-        next_size=next_size, rounds_played=rounds_played,
+        lowers=lowers, rounds_played=rounds_played,
     )  # fmt: skip
 
 
@@ -251,7 +253,7 @@ def _pair_homogeneous(
     last: bool,
     forbidden: set[frozenset[str]],
     final_round: bool,
-    next_size: int,
+    lowers: Sequence[Card],
     rounds_played: int,
 ) -> tuple[list[tuple[Card, Card]], list[Card]] | None:
     """The bracket's pairs and its player left over, or None (the weighted matching decides)."""
@@ -260,10 +262,6 @@ def _pair_homogeneous(
     if n < LARGE or len({c.score for c in ranked}) != 1 or n > 9_999:
         return None
     if _undecidable(ranked):
-        return None
-    if n % 2 and not last and next_size < 2 * (rounds_played + 2):
-        # C.7: whoever floats must be as easy to pair below as anyone; only a
-        # big next scoregroup (more than anyone there has met) makes it so.
         return None
     spare = n % 2 == 1
     types = {c.player_id: type_of(c) for c in ranked}
@@ -318,7 +316,26 @@ def _pair_homogeneous(
             return None
     except _OutOfSteps:
         return None  # rematches make the types' best unreachable: matching decides
+    if free and not last and not _next_pairs_fully(free[0], lowers, forbidden):
+        # C.7 (above every criterion here): the player floating down must let
+        # the next bracket pair as many as it could; with them it does, and
+        # then no other choice of floater can do better there.
+        return None
     return pairs, free
+
+
+def _next_pairs_fully(
+    floater: Card, lowers: Sequence[Card], forbidden: set[frozenset[str]]
+) -> bool:
+    cards = [floater, *lowers]
+    graph: rx.PyGraph[int, int] = rx.PyGraph()
+    graph.add_nodes_from(range(len(cards)))
+    for i, a in enumerate(cards):
+        for j in range(i + 1, len(cards)):
+            if allowed(a, cards[j], forbidden):
+                graph.add_edge(i, j, 1)
+    found = rx.max_weight_matching(graph, max_cardinality=True, weight_fn=lambda w: w)
+    return len(found) == len(cards) // 2
 
 
 def _undecidable(cards: Sequence[Card]) -> bool:
@@ -430,7 +447,7 @@ def pair_with_mdps(
     last: bool,
     forbidden: set[frozenset[str]],
     final_round: bool,
-    next_size: int,
+    lowers: Sequence[Card],
     rounds_played: int,
 ) -> tuple[list[tuple[Card, Card]], list[Card]] | None:
     """A big bracket with one MDP (the odd player of the bracket above): D.3
@@ -443,9 +460,6 @@ def pair_with_mdps(
     if len(movers) != 1 or len({c.score for c in ranked}) != 1:
         return None
     if len(ranked) - len(movers) < LARGE or _undecidable([*movers, *ranked]):
-        return None
-    left = len(ranked) - len(movers)
-    if left % 2 and not last and next_size < 2 * (rounds_played + 2):
         return None
     types = {c.player_id: type_of(c) for c in [*movers, *ranked]}
 
@@ -503,7 +517,7 @@ def pair_with_mdps(
         last=last,
         forbidden=forbidden,
         final_round=final_round,
-        next_size=next_size,
+        lowers=lowers,
         rounds_played=rounds_played,
     )
     if done is None:
