@@ -13,23 +13,26 @@ won by forfeit, ``"-+"`` seat 1 won by forfeit, ``"--"`` both forfeited.
 """
 
 from datetime import datetime
-from typing import Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias
 
 import msgspec
 
 from schemas.cards import Seat
 
 TiebreakName: TypeAlias = Literal[
-    "buchholz", "buchholz_cut1", "sonneborn_berger", "direct_encounter", "wins", "games_won"
-]
+    "buchholz", "buchholz_cut1", "buchholz_cut2", "buchholz_median1", "buchholz_median2",
+    "sonneborn_berger", "progressive", "direct_encounter", "wins", "games_won",
+    "games_second_seat", "average_rating_of_opponents", "koya",
+]  # fmt: skip
 """The tie-breaks an organiser may order (FIDE C.07 definitions, docs/tournaments.md)."""
 
 GameResult: TypeAlias = Literal["1-0", "0-1", "1/2-1/2", "+-", "-+", "--"]
 
-ByeKind: TypeAlias = Literal["bye", "unpaired", "rest"]
+ByeKind: TypeAlias = Literal["bye", "unpaired", "rest", "half"]
 """``bye``: a Swiss round's pairing-allocated bye, worth the organiser's bye
 points; ``unpaired``: nobody could legally be paired with the player (0);
-``rest``: a round-robin round against the dummy of an odd field (0)."""
+``rest``: a round-robin round against the dummy of an odd field (0);
+``half``: a half-point bye the player asked for in advance (0.5)."""
 
 WithdrawnBy: TypeAlias = Literal["player", "organiser", "no_show"]
 
@@ -42,9 +45,18 @@ class _Format(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
 
 
 class Swiss(_Format, frozen=True, tag="swiss"):
+    """Paired by the FIDE Dutch system (C.04.3)."""
+
     rounds: int
     bye_points: float = 1.0
     """What a pairing-allocated bye is worth: 1, 0.5 or 0."""
+    accelerated: bool = False
+    """Baku acceleration (C.04.5.1): the top half starts with virtual points."""
+    late_entry_until: Annotated[int, msgspec.Meta(ge=1, le=50)] | None = None
+    """The last round a late entry may still be paired in (None: until the
+    last round; never during the final round)."""
+    half_point_byes: Annotated[int, msgspec.Meta(ge=0, le=50)] = 0
+    """How many half-point byes a player may ask for in advance (0: none)."""
 
 
 class RoundRobin(_Format, frozen=True, tag="round_robin"):
@@ -120,6 +132,13 @@ class WithdrawPlayer(_Command, frozen=True, tag="withdraw_player"):
     by: Literal["player", "organiser"]
 
 
+class RequestBye(_Command, frozen=True, tag="request_bye"):
+    """A player asks in advance for a half-point bye in a round not yet paired (Swiss)."""
+
+    player_id: str
+    round: int
+
+
 class ForbidPairing(_Command, frozen=True, tag="forbid_pairing"):
     players: tuple[str, str]
 
@@ -162,6 +181,7 @@ TournamentCommand: TypeAlias = (
     CreateTournament
     | JoinTournament
     | WithdrawPlayer
+    | RequestBye
     | ForbidPairing
     | StartTournament
     | PairRound
@@ -208,6 +228,13 @@ class PlayerWithdrew(_Event, frozen=True, tag="player_withdrew"):
 
     player_id: str
     by: WithdrawnBy
+
+
+class ByeRequested(_Event, frozen=True, tag="bye_requested"):
+    """Granted: the player sits out ``round`` with half a point (C.07: a half-point bye)."""
+
+    player_id: str
+    round: int
 
 
 class PairingForbidden(_Event, frozen=True, tag="pairing_forbidden"):
@@ -262,6 +289,7 @@ TournamentEvent: TypeAlias = (
     | PlayerJoined
     | PlayerReturned
     | PlayerWithdrew
+    | ByeRequested
     | PairingForbidden
     | TournamentStarted
     | RoundPaired

@@ -24,8 +24,10 @@ from typing import Final
 import msgspec
 import networkx as nx
 
+from schemas.cards import Seat
+from service.tournaments.dutch.card import Card
+from service.tournaments.dutch.colours import seat_pair
 from service.tournaments.records import RoundRecord
-from service.tournaments.swiss import SwissPlayer, seats_for
 
 DENSE_LIMIT: Final = 64
 """Waiting pools up to this size get a complete graph; larger ones (the start
@@ -54,8 +56,10 @@ def points(records: Iterable[RoundRecord]) -> tuple[int, bool]:
 
 
 class ArenaPlayer(msgspec.Struct, frozen=True, kw_only=True):
-    player: SwissPlayer
-    """Who, with their seat history (the seat balance rule is Swiss's)."""
+    player_id: str
+    opponents: frozenset[str]
+    seats: tuple[Seat, ...]
+    """The seats of the games played: seats are given by the Dutch rules (E.1-E.5)."""
     last_opponent: str | None
 
 
@@ -70,10 +74,10 @@ def pair_pool(
     n = len(waiting)
 
     def allowed(a: ArenaPlayer, b: ArenaPlayer) -> bool:
-        ida, idb = a.player.player_id, b.player.player_id
+        ida, idb = a.player_id, b.player_id
         if a.last_opponent == idb or b.last_opponent == ida:
             return False
-        if avoid_repeats and idb in a.player.opponents:
+        if avoid_repeats and idb in a.opponents:
             return False
         return frozenset((ida, idb)) not in barred
 
@@ -94,7 +98,8 @@ def pair_pool(
             break
         window = window * 4 if window * 4 < n else None
     pairs = sorted(tuple(sorted((int(u), int(v)))) for u, v in matching)
-    return [
-        seats_for(waiting[i].player, waiting[j].player, board)
-        for board, (i, j) in enumerate(pairs, start=1)
+    cards = [
+        Card(player_id=p.player_id, tpn=k + 1, score=0, seats=p.seats)
+        for k, p in enumerate(waiting)
     ]
+    return [seat_pair(cards[i], cards[j]) for i, j in pairs]

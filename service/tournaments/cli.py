@@ -1,18 +1,23 @@
-"""``matcha tournament``: try a format with bots before announcing it.
+"""``matcha tournament``: try a format with bots before announcing it; export one as TRF.
 
     matcha tournament --format swiss --players 24 --rounds 5 --seed 7
     matcha tournament --format round-robin --players 8 --cycles 2
     matcha tournament --format arena --players 30 --minutes 60 --bots heuristic,random
+    matcha tournament export TOURNAMENT_ID > cup.trf
 
-The whole tournament runs in memory through the same engines as the service
-(``service.tournaments.simulate``): every game a real match between two bots.
-It prints the final standings with the tie-break columns.
+Without a subcommand the whole tournament runs in memory through the same
+engines as the service (``service.tournaments.simulate``): every game a real
+match between two bots; it prints the final standings with the tie-break
+columns. ``export`` writes a tournament of the service as TRF-2026.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
+import sys
 import time
+from pathlib import Path
 
 import click
 from tqdm import tqdm  # type: ignore[import-untyped]
@@ -20,6 +25,8 @@ from tqdm import tqdm  # type: ignore[import-untyped]
 from schemas.rules import RULESETS
 from schemas.tournaments import Arena, Format, RoundRobin, Swiss
 from service.bots import BOTS
+from service.cli_defaults import database_options
+from service.cli_defaults import database_url as database_url_or_local
 from service.errors import RuleError
 from service.tournaments import berger
 from service.tournaments.simulate import BotEntrant, Run, simulate
@@ -46,7 +53,7 @@ def _expected_games(fmt: Format, players: int) -> int | None:
     return None
 
 
-@click.command("tournament")
+@click.group("tournament", invoke_without_command=True)
 @click.option(
     "--format",
     "kind",
@@ -83,7 +90,9 @@ def _expected_games(fmt: Format, players: int) -> int | None:
 )
 @click.option("--seed", type=int, default=None, help="Seed of the run (default: random).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.pass_context
 def tournament(
+    ctx: click.Context,
     kind: str,
     players: int,
     rounds: int,
@@ -98,7 +107,9 @@ def tournament(
     seed: int | None,
     quiet: bool,
 ) -> None:
-    """Run a whole tournament of bots and print the final standings."""
+    """Run a whole tournament of bots and print the final standings (or: export)."""
+    if ctx.invoked_subcommand is not None:
+        return
     names = [b.strip() for b in bots.split(",") if b.strip()]
     unknown = [b for b in names if b not in BOTS]
     if not names or unknown:
@@ -163,3 +174,36 @@ def tournament(
             f"{row.rank:>3}  {row.player_id:<16} {row.rating:6.0f} {row.points:5g} "
             f"{f'{row.wins}-{row.draws}-{row.losses}':>8} {values}{mark}"
         )
+
+
+async def _export(url: str, tournament_id: str) -> str:
+    from psycopg import AsyncConnection
+
+    from service.tournaments import store, trf
+    from service.tournaments.evolve import fold
+    from service.tournaments.trf_export import export
+    from service.tournaments.trf_routes import names_of
+
+    async with await AsyncConnection.connect(url, autocommit=True) as conn:
+        events = await store.load(conn, tournament_id)
+        if not events:
+            raise click.UsageError(f"No tournament has the id {tournament_id!r}.")
+        state = fold(e.event for e in events)
+        names = await names_of(conn, [*state.entrants, state.organiser])
+    return trf.write(export(state, names))
+
+
+@tournament.command("export")
+@click.argument("tournament_id")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@database_options
+def export_command(
+    tournament_id: str, output: Path | None, database_url: str | None, data_dir: Path | None
+) -> None:
+    """Write the tournament as a TRF-2026 file (stdout, or --output)."""
+    text = asyncio.run(_export(database_url_or_local(database_url, data_dir), tournament_id))
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
+        click.echo(f"wrote {output} ({text.count(chr(10))} lines)", err=True)

@@ -11,21 +11,16 @@ derived from the tournament id and the game number.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Final
 
 from schemas.cards import Seat
 from schemas.tournaments import (
     AnnulResult,
-    Arena,
-    ArenaPaired,
-    Bye,
+    ByeRequested,
     CreateTournament,
     EndTournament,
     ForbidPairing,
-    Game,
     GameResult,
     JoinTournament,
     PairingForbidden,
@@ -34,13 +29,11 @@ from schemas.tournaments import (
     PlayerReturned,
     PlayerWithdrew,
     RecordResult,
+    RequestBye,
     ResultAnnulled,
     ResultRecorded,
     RoundClosed,
-    RoundPaired,
-    RoundRobin,
     StartTournament,
-    Swiss,
     TiebreakName,
     TournamentCommand,
     TournamentCreated,
@@ -50,10 +43,10 @@ from schemas.tournaments import (
     WithdrawPlayer,
 )
 from service.errors import RuleError
-from service.tournaments import arena, berger, swiss
 from service.tournaments.evolve import apply
-from service.tournaments.records import records
-from service.tournaments.standings import scores
+from service.tournaments.formats import FormatRules, match_id_for, rules_for
+from service.tournaments.formats.base import Emit, Forced
+from service.tournaments.formats.swiss import seeding_order
 from service.tournaments.state import (
     TournamentSheet,
     TournamentState,
@@ -64,26 +57,9 @@ from service.tournaments.state import (
 )
 from service.tournaments.tiebreaks import NAMES
 
-MATCH_NAMESPACE: Final = uuid.UUID("5b0c1d0e-7a3f-4c8e-9d52-6d61746368ab")
-"""Match ids of tournament games are ``uuid5(MATCH_NAMESPACE, "<tournament>/<game>")``:
-the same game always gets the same match, so starting it twice is harmless."""
-
-DEFAULT_TIEBREAKS: Final[dict[type, tuple[TiebreakName, ...]]] = {
-    Swiss: ("buchholz_cut1", "buchholz", "sonneborn_berger"),
-    RoundRobin: ("direct_encounter", "sonneborn_berger", "wins"),
-    Arena: ("sonneborn_berger", "wins"),
-}
-"""The usual lists (FIDE C.07 art. 4 recommends these families per system)."""
-
 MAX_NAME: Final = 100
-MAX_SWISS_ROUNDS: Final = 50
-MAX_ARENA_MINUTES: Final = 7 * 24 * 60
 
-Emit = Callable[[TournamentEvent], None]
-
-
-def match_id_for(tournament_id: str, game: int) -> str:
-    return str(uuid.uuid5(MATCH_NAMESPACE, f"{tournament_id}/{game}"))
+__all__ = ["decide", "match_id_for", "seeding_order", "step"]
 
 
 def decide(state: TournamentState, command: TournamentCommand) -> list[TournamentEvent]:
@@ -109,6 +85,8 @@ def step(
             _join(t, command, emit)
         case WithdrawPlayer():
             _withdraw(t, command, emit)
+        case RequestBye():
+            _request_bye(t, command, emit)
         case ForbidPairing():
             _forbid(t, command, emit)
         case StartTournament():
@@ -149,9 +127,13 @@ def _entrant(t: TournamentSheet, player_id: str) -> None:
         raise RuleError("not_in_tournament", f"Player {player_id} has not joined this tournament.")
 
 
-def _tiebreaks(requested: tuple[str, ...] | None, fmt: type) -> tuple[TiebreakName, ...]:
+def _rules(t: TournamentSheet) -> FormatRules:
+    return rules_for(t.format)
+
+
+def _tiebreaks(requested: tuple[str, ...] | None, rules: FormatRules) -> tuple[TiebreakName, ...]:
     if requested is None:
-        return DEFAULT_TIEBREAKS[fmt]
+        return rules.default_tiebreaks
     chosen: list[TiebreakName] = []
     for name in requested:
         known = next((n for n in NAMES if n == name), None)
@@ -166,28 +148,6 @@ def _tiebreaks(requested: tuple[str, ...] | None, fmt: type) -> tuple[TiebreakNa
     return tuple(chosen)
 
 
-def _check_format(command: CreateTournament) -> None:
-    match command.format:
-        case Swiss(rounds=rounds, bye_points=bye_points):
-            if not 1 <= rounds <= MAX_SWISS_ROUNDS:
-                raise RuleError(
-                    "bad_rounds", f"A Swiss has 1 to {MAX_SWISS_ROUNDS} rounds, not {rounds}."
-                )
-            if bye_points not in (0.0, 0.5, 1.0):
-                raise RuleError(
-                    "bad_bye_points", f"A bye is worth 0, 0.5 or 1 point, not {bye_points}."
-                )
-        case RoundRobin(cycles=cycles):
-            if cycles not in (1, 2):
-                raise RuleError("bad_cycles", f"A round-robin has 1 or 2 cycles, not {cycles}.")
-        case Arena(minutes=minutes):
-            if not 1 <= minutes <= MAX_ARENA_MINUTES:
-                raise RuleError(
-                    "bad_duration",
-                    f"An arena lasts 1 to {MAX_ARENA_MINUTES} minutes, not {minutes}.",
-                )
-
-
 # -- commands ------------------------------------------------------------------------
 
 
@@ -197,8 +157,9 @@ def _create(t: TournamentSheet, c: CreateTournament, emit: Emit) -> None:
     name = c.name.strip()
     if not 1 <= len(name) <= MAX_NAME:
         raise RuleError("bad_name", f"A tournament's name has 1 to {MAX_NAME} characters.")
-    _check_format(c)
-    tiebreaks = _tiebreaks(c.tiebreaks, type(c.format))
+    rules = rules_for(c.format)
+    rules.validate(c.format)
+    tiebreaks = _tiebreaks(c.tiebreaks, rules)
     if c.starts_at is not None and c.starts_at <= c.at:
         raise RuleError("starts_in_the_past", "The start time must be in the future.")
     if c.max_players is not None and c.max_players < 2:
@@ -222,12 +183,8 @@ def _create(t: TournamentSheet, c: CreateTournament, emit: Emit) -> None:
 
 def _join(t: TournamentSheet, c: JoinTournament, emit: Emit) -> None:
     _not_finished(t)
-    if t.phase == "running" and isinstance(t.format, RoundRobin):
-        raise RuleError(
-            "tournament_started", "A round-robin takes no new players once it has started."
-        )
-    if t.phase == "running" and isinstance(t.format, Arena) and _arena_over(t, c.at):
-        raise RuleError("arena_over", "The arena's time is up.")
+    if t.phase == "running":
+        _rules(t).check_entry(t, c.at)
     known = t.entrants.get(c.player_id)
     if known is not None and not known.withdrawn:
         raise RuleError("already_joined", "You are already in this tournament.")
@@ -237,8 +194,8 @@ def _join(t: TournamentSheet, c: JoinTournament, emit: Emit) -> None:
         emit(PlayerJoined(at=c.at, player_id=c.player_id, rating=c.rating))
     else:
         emit(PlayerReturned(at=c.at, player_id=c.player_id))
-    if t.phase == "running" and isinstance(t.format, Arena):
-        _pair_waiting(t, c.at, emit)
+    if t.phase == "running":
+        _rules(t).after_game(t, c.at, emit)
 
 
 def _withdraw(t: TournamentSheet, c: WithdrawPlayer, emit: Emit) -> None:
@@ -249,12 +206,38 @@ def _withdraw(t: TournamentSheet, c: WithdrawPlayer, emit: Emit) -> None:
     emit(PlayerWithdrew(at=c.at, player_id=c.player_id, by=c.by))
 
 
+def _request_bye(t: TournamentSheet, c: RequestBye, emit: Emit) -> None:
+    _not_finished(t)
+    _entrant(t, c.player_id)
+    rules = _rules(t)
+    allowed = rules.half_point_byes(t)
+    if allowed == 0:
+        raise RuleError("no_half_point_byes", "This tournament grants no half-point byes.")
+    total = rules.total_rounds(t)
+    if not t.round < c.round <= total:
+        raise RuleError(
+            "bad_bye_round",
+            f"A half-point bye is asked for a round not yet paired ({t.round + 1} to "
+            f"{total}), not round {c.round}.",
+        )
+    if c.round == total:
+        raise RuleError("no_final_round_bye", "No half-point bye in the final round.")
+    taken = [r for r, who in t.requested_byes.items() if c.player_id in who]
+    if c.round in taken:
+        raise RuleError("bye_already_requested", f"You already have a bye in round {c.round}.")
+    if len(taken) >= allowed:
+        raise RuleError(
+            "bye_limit", f"A player may ask for {allowed} half-point bye(s); you have {len(taken)}."
+        )
+    emit(ByeRequested(at=c.at, player_id=c.player_id, round=c.round))
+
+
 def _forbid(t: TournamentSheet, c: ForbidPairing, emit: Emit) -> None:
     _not_finished(t)
     a, b = sorted(c.players)
     if a == b:
         raise RuleError("same_player", "A pairing needs two different players.")
-    if isinstance(t.format, RoundRobin):
+    if _rules(t).fixed_pairings:
         raise RuleError(
             "pairings_fixed", "A round-robin's pairings are fixed: everyone meets everyone."
         )
@@ -272,21 +255,17 @@ def _start(t: TournamentSheet, c: StartTournament, emit: Emit) -> None:
     if len(players) < 2:
         raise RuleError("not_enough_players", "A tournament needs at least 2 players to start.")
     seeds = tuple(e.player_id for e in sorted(players, key=lambda e: (-e.rating, e.number)))
-    ends_at = None
-    if isinstance(t.format, Arena):
-        ends_at = c.at + timedelta(minutes=t.format.minutes)
-    emit(TournamentStarted(at=c.at, seeds=seeds, ends_at=ends_at))
-    if isinstance(t.format, Arena):
-        _pair_waiting(t, c.at, emit)
-    elif t.auto_pair or isinstance(t.format, RoundRobin):
-        _pair_next(t, c.at, emit)
-        _close_round_if_done(t, c.at, emit)
+    rules = _rules(t)
+    emit(TournamentStarted(at=c.at, seeds=seeds, ends_at=rules.ends_at(t, c.at)))
+    rules.start(t, c.at, emit)
+    _close_round_if_done(t, c.at, emit)
 
 
 def _pair_round(t: TournamentSheet, c: PairRound, emit: Emit) -> None:
     _running(t)
-    if isinstance(t.format, Arena):
-        raise RuleError("arena_pairs_itself", "An arena pairs players as they finish.")
+    rules = _rules(t)
+    if not rules.rounds_it_pairs:
+        rules.pair_round(t, c.at, emit, ((), ()))  # refuses
     if c.round <= t.round:
         if c.round == t.round and t.round_open:
             raise RuleError("round_paired", f"Round {c.round} is already paired and under way.")
@@ -297,11 +276,10 @@ def _pair_round(t: TournamentSheet, c: PairRound, emit: Emit) -> None:
         )
     if c.round != t.round + 1:
         raise RuleError("not_the_next_round", f"The next round is round {t.round + 1}.")
-    if c.round > _total_rounds(t):
-        raise RuleError("no_more_rounds", f"This tournament has {_total_rounds(t)} rounds.")
-    if isinstance(t.format, RoundRobin) and (c.pairs or c.byes):
-        raise RuleError("pairings_fixed", "A round-robin's pairings come from the Berger tables.")
-    _pair_next(t, c.at, emit, forced=(c.pairs, c.byes))
+    total = rules.total_rounds(t)
+    if c.round > total:
+        raise RuleError("no_more_rounds", f"This tournament has {total} rounds.")
+    rules.pair_round(t, c.at, emit, (c.pairs, c.byes))
     _close_round_if_done(t, c.at, emit)
 
 
@@ -349,9 +327,9 @@ def _annul(t: TournamentSheet, c: AnnulResult, emit: Emit) -> None:
 
 def _end_arena(t: TournamentSheet, c: EndTournament, emit: Emit) -> None:
     _running(t)
-    if not isinstance(t.format, Arena):
+    if _rules(t).rounds_it_pairs:
         raise RuleError("rounds_end_it", "A tournament of rounds ends with its last round.")
-    if not _arena_over(t, c.at):
+    if t.ends_at is None or c.at < t.ends_at:
         raise RuleError("arena_running", "The arena's time is not up yet.")
     emit(TournamentEnded(at=c.at))
 
@@ -379,205 +357,29 @@ def _result_of(c: RecordResult) -> tuple[GameResult, tuple[Seat, ...]]:
 
 
 def _after_game(t: TournamentSheet, at: datetime, emit: Emit) -> None:
-    """A game is over: close the round (and go on), or pair the arena's waiting players."""
+    """A game is over: close the round (and go on), or pair whoever waits."""
     if t.phase == "finished":
         return
-    if isinstance(t.format, Arena):
-        _pair_waiting(t, at, emit)
+    rules = _rules(t)
+    if not rules.rounds_it_pairs:
+        rules.after_game(t, at, emit)
         return
     _close_round_if_done(t, at, emit)
 
 
 def _close_round_if_done(t: TournamentSheet, at: datetime, emit: Emit) -> None:
-    while t.round_open and not any(not g.done for g in round_games(t, t.round)):
+    rules = _rules(t)
+    while (
+        rules.rounds_it_pairs
+        and t.round_open
+        and not any(not g.done for g in round_games(t, t.round))
+    ):
         emit(RoundClosed(at=at, round=t.round))
-        if t.round >= _total_rounds(t) or (isinstance(t.format, Swiss) and len(active(t)) < 2):
+        if rules.is_over(t):
             emit(TournamentEnded(at=at))
             return
-        if t.auto_pair or isinstance(t.format, RoundRobin):
-            _pair_next(t, at, emit)
+        if t.auto_pair or rules.fixed_pairings:
+            rules.pair_round(t, at, emit, _NO_FORCE)
 
 
-def _total_rounds(t: TournamentSheet) -> int:
-    match t.format:
-        case Swiss(rounds=rounds):
-            return rounds
-        case RoundRobin(cycles=cycles):
-            return berger.rounds_in(len(t.seeds), cycles)
-    return 0
-
-
-def _arena_over(t: TournamentSheet, at: datetime) -> bool:
-    return t.ends_at is not None and at >= t.ends_at
-
-
-def _new_game(
-    t: TournamentSheet, number: int, round_no: int, board: int, players: tuple[str, str]
-) -> Game:
-    return Game(
-        game=number,
-        round=round_no,
-        board=board,
-        players=players,
-        match_id=match_id_for(t.tournament_id, number),
-    )
-
-
-def _pair_next(
-    t: TournamentSheet,
-    at: datetime,
-    emit: Emit,
-    forced: tuple[Sequence[tuple[str, str]], Sequence[str]] = ((), ()),
-) -> None:
-    """Pair round ``t.round + 1`` (the caller then closes it if nothing is left to play)."""
-    round_no = t.round + 1
-    if isinstance(t.format, RoundRobin):
-        _pair_round_robin(t, round_no, at, emit)
-    elif isinstance(t.format, Swiss):
-        _pair_swiss(t, round_no, at, emit, forced)
-
-
-def _pair_round_robin(t: TournamentSheet, round_no: int, at: datetime, emit: Emit) -> None:
-    assert isinstance(t.format, RoundRobin)
-    seeds = t.seeds
-    dummy = berger.table_size(len(seeds)) if len(seeds) % 2 else None
-    games: list[Game] = []
-    byes: list[Bye] = []
-    number = len(t.games)
-    for board, (a, b) in enumerate(
-        berger.schedule_round(len(seeds), t.format.cycles, round_no), start=1
-    ):
-        if dummy in (a, b):
-            resting = seeds[(b if a == dummy else a) - 1]
-            byes.append(Bye(player_id=resting, points=0.0, kind="rest"))
-            continue
-        number += 1
-        game = _new_game(t, number, round_no, board, (seeds[a - 1], seeds[b - 1]))
-        # A game of a player who has withdrawn is decided at once: no match.
-        gone = tuple(t.entrants[p].withdrawn for p in game.players)
-        if any(gone):
-            game = Game(
-                game=number, round=round_no, board=board, players=game.players, match_id=None
-            )
-        games.append(game)
-    emit(RoundPaired(at=at, round=round_no, games=tuple(games), byes=tuple(byes)))
-    for game in games:
-        if game.match_id is None:
-            gone = tuple(t.entrants[p].withdrawn for p in game.players)
-            result: GameResult = "--" if all(gone) else "-+" if gone[0] else "+-"
-            emit(
-                ResultRecorded(
-                    at=at, game=game.game, match_id=None, result=result, reason="withdrawn"
-                )
-            )
-
-
-def swiss_players(t: TournamentSheet | TournamentState, round_no: int) -> list[swiss.SwissPlayer]:
-    """The players a Swiss round pairs, with what the pairing rules read of each."""
-    recs = records(t)
-    players = []
-    for e in active(t):
-        if e.first_round > round_no:
-            continue
-        rows = [r for r in recs[e.player_id] if r.kind != "playing"]
-        players.append(
-            swiss.SwissPlayer(
-                player_id=e.player_id,
-                score=round(2 * sum(r.points for r in rows)),
-                opponents=frozenset(r.opponent for r in rows if r.played and r.opponent),
-                seats=tuple(r.seat for r in rows if r.played and r.seat is not None),
-                can_have_bye=not any(r.kind in ("bye", "forfeit_win") for r in rows),
-            )
-        )
-    return players
-
-
-def seeding_order(t: TournamentSheet | TournamentState) -> list[str]:
-    """Every entrant by rating, then joining order: the ranking inside a score group."""
-    return [e.player_id for e in sorted(t.entrants.values(), key=lambda e: (-e.rating, e.number))]
-
-
-def _pair_swiss(
-    t: TournamentSheet,
-    round_no: int,
-    at: datetime,
-    emit: Emit,
-    forced: tuple[Sequence[tuple[str, str]], Sequence[str]],
-) -> None:
-    assert isinstance(t.format, Swiss)
-    forced_pairs, forced_byes = forced
-    players = swiss_players(t, round_no)
-    eligible = {p.player_id for p in players}
-    taken: set[str] = set()
-    for player_id in [p for pair in forced_pairs for p in pair] + list(forced_byes):
-        if player_id not in eligible:
-            raise RuleError(
-                "not_pairable", f"Player {player_id} cannot be paired in round {round_no}."
-            )
-        if player_id in taken:
-            raise RuleError("paired_twice", f"Player {player_id} is paired more than once.")
-        taken.add(player_id)
-    for a, b in forced_pairs:
-        if tuple(sorted((a, b))) in t.forbidden:
-            raise RuleError("pairing_forbidden", f"The pairing {a} - {b} is forbidden.")
-    rest = [p for p in players if p.player_id not in taken]
-    pairing = swiss.pair(rest, order=seeding_order(t), forbidden=t.forbidden)
-    boards = [*forced_pairs, *pairing.boards]
-    number = len(t.games)
-    games = tuple(
-        _new_game(t, number + board, round_no, board, pair)
-        for board, pair in enumerate(boards, start=1)
-    )
-    byes = [
-        Bye(player_id=p, points=t.format.bye_points, kind="bye")
-        for p in [*forced_byes, *([pairing.bye] if pairing.bye else [])]
-    ]
-    byes += [Bye(player_id=p, points=0.0, kind="unpaired") for p in pairing.unpaired]
-    emit(
-        RoundPaired(
-            at=at,
-            round=round_no,
-            games=games,
-            byes=tuple(byes),
-            forced=bool(forced_pairs or forced_byes),
-        )
-    )
-
-
-def _pair_waiting(t: TournamentSheet, at: datetime, emit: Emit) -> None:
-    """Pair the arena's waiting players, while its time lasts."""
-    assert isinstance(t.format, Arena)
-    if _arena_over(t, at) or len(t.waiting) < 2:
-        return
-    recs = records(t, only=t.waiting)
-    # The waiting players in leaderboard order (points, rating, joining order).
-    points = scores(t, recs)
-    waiting = sorted(
-        t.waiting,
-        key=lambda p: (-points[p], -t.entrants[p].rating, t.entrants[p].number),
-    )
-    pool = []
-    for player_id in waiting:
-        rows = recs[player_id]
-        played = [r for r in rows if r.played]
-        last = rows[-1].opponent if rows else None
-        pool.append(
-            arena.ArenaPlayer(
-                player=swiss.SwissPlayer(
-                    player_id=player_id,
-                    score=0,
-                    opponents=frozenset(r.opponent for r in rows if r.opponent),
-                    seats=tuple(r.seat for r in played if r.seat is not None),
-                    can_have_bye=False,
-                ),
-                last_opponent=last,
-            )
-        )
-    pairs = arena.pair_pool(pool, forbidden=t.forbidden, avoid_repeats=t.format.avoid_repeats)
-    if not pairs:
-        return
-    number = len(t.games)
-    games = tuple(
-        _new_game(t, number + board, 0, board, pair) for board, pair in enumerate(pairs, start=1)
-    )
-    emit(ArenaPaired(at=at, games=games))
+_NO_FORCE: Forced = ((), ())

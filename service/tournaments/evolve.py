@@ -10,6 +10,7 @@ import msgspec
 from schemas.tournaments import (
     Arena,
     ArenaPaired,
+    ByeRequested,
     Game,
     PairingForbidden,
     PlayerJoined,
@@ -73,6 +74,7 @@ def apply(t: TournamentSheet, event: TournamentEvent) -> None:
                 rating=rating,
                 number=len(t.entrants) + 1,
                 first_round=t.round + 1,
+                entered_round=t.round + 1,
             )
             _now_free(t, player_id)
         case PlayerReturned(player_id=player_id):
@@ -85,6 +87,8 @@ def apply(t: TournamentSheet, event: TournamentEvent) -> None:
         case PlayerWithdrew(player_id=player_id):
             t.entrants[player_id] = msgspec.structs.replace(t.entrants[player_id], withdrawn=True)
             t.waiting = tuple(p for p in t.waiting if p != player_id)
+        case ByeRequested(player_id=player_id, round=round_no):
+            t.requested_byes[round_no] = (*t.requested_byes.get(round_no, ()), player_id)
         case PairingForbidden(players=players):
             t.forbidden = t.forbidden | {players}
         case TournamentStarted(seeds=seeds, ends_at=ends_at):

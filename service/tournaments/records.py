@@ -5,8 +5,9 @@ are computed from.
 Kinds of record, and what FIDE C.07 calls them: ``win``, ``draw``, ``loss``
 are games played over the board; ``forfeit_win``, ``bye`` (pairing-allocated),
 ``unpaired``, ``rest`` (the round-robin dummy) and ``annulled`` are unplayed
-rounds the player did not choose; ``forfeit_loss``, ``double_forfeit`` and
-``absent`` (before a late entry, after a withdrawal) are *voluntarily
+rounds the player did not choose; ``forfeit_loss``, ``double_forfeit``,
+``half`` (a half-point bye asked for), ``late`` (a round before a late entry:
+a zero-point bye) and ``absent`` (after a withdrawal) are *voluntarily
 unplayed rounds* (VUR). ``playing``: the game is not over yet.
 """
 
@@ -23,11 +24,13 @@ from service.tournaments.state import AnyTournament, GameRecord
 
 Kind: TypeAlias = Literal[
     "win", "draw", "loss", "forfeit_win", "forfeit_loss", "double_forfeit", "bye", "unpaired",
-    "rest", "absent", "annulled", "playing",
+    "rest", "half", "late", "absent", "annulled", "playing",
 ]  # fmt: skip
 
 PLAYED: Final = frozenset({"win", "draw", "loss"})
-VOLUNTARILY_UNPLAYED: Final = frozenset({"forfeit_loss", "double_forfeit", "absent"})
+VOLUNTARILY_UNPLAYED: Final = frozenset(
+    {"forfeit_loss", "double_forfeit", "half", "late", "absent"}
+)
 
 _KINDS: Final[dict[GameResult, tuple[Kind, Kind]]] = {
     "1-0": ("win", "loss"),
@@ -121,6 +124,8 @@ def records(
             found = by_round.get((round_no, player_id))
             if found is not None:
                 rows.append(found)
+            elif round_no < state.entrants[player_id].entered_round:
+                rows.append(RoundRecord(round=round_no, kind="late", points=0.0))
             elif round_no < state.round or not state.round_open:
                 rows.append(RoundRecord(round=round_no, kind="absent", points=0.0))
     return out

@@ -41,13 +41,13 @@ from schemas.tournaments import (
 )
 from service.api.auth import Player
 from service.api.deps import requires_role
-from service.api.ladder_ratings import rating_of
 from service.api.ladders import ladder_by_id
 from service.errors import Forbidden
 from service.matches.core import new_id
 from service.tournaments import projection, reads
 from service.tournaments.live import standings_socket, standings_stream
 from service.tournaments.service import TournamentService
+from service.tournaments.trf_routes import TRF_ROUTES, enter_ladder
 
 
 class SwissBody(
@@ -60,6 +60,9 @@ class SwissBody(
 ):
     rounds: int
     bye_points: float = 1.0
+    accelerated: bool = False
+    late_entry_until: Annotated[int, msgspec.Meta(ge=1, le=50)] | None = None
+    half_point_byes: Annotated[int, msgspec.Meta(ge=0, le=50)] = 0
 
 
 class RoundRobinBody(
@@ -109,8 +112,14 @@ class PairBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 def _format(body: SwissBody | RoundRobinBody | ArenaBody) -> Format:
     match body:
-        case SwissBody(rounds=rounds, bye_points=bye_points):
-            return Swiss(rounds=rounds, bye_points=bye_points)
+        case SwissBody():
+            return Swiss(
+                rounds=body.rounds,
+                bye_points=body.bye_points,
+                accelerated=body.accelerated,
+                late_entry_until=body.late_entry_until,
+                half_point_byes=body.half_point_byes,
+            )
         case RoundRobinBody(cycles=cycles):
             return RoundRobin(cycles=cycles)
         case ArenaBody(minutes=minutes, avoid_repeats=avoid_repeats):
@@ -200,12 +209,7 @@ async def join_tournament(
     a withdrawn player who joins again comes back from the next round."""
     async with pool.connection() as conn:
         found = await reads.summary(conn, tournament_id)
-        await conn.execute(
-            "INSERT INTO ladder_members (ladder_id, player_id) VALUES (%s, %s)"
-            " ON CONFLICT DO NOTHING",
-            (found.ladder_id, player.id),
-        )
-        rating = await rating_of(conn, found.ladder_id, player.id)
+        rating = await enter_ladder(conn, found.ladder_id, player.id)
     command = JoinTournament(at=_now(), player_id=player.id, rating=rating)
     return await _run(tournaments, pool, tournament_id, command, player.id)
 
@@ -341,6 +345,7 @@ ROUTES = [
             rebuild,
             standings_stream,
             standings_socket,
+            *TRF_ROUTES,
         ],
         dependencies={"tournaments": Provide(provide_tournaments, sync_to_thread=False)},
         tags=["tournaments"],

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 
 from schemas.cards import Seat
-from schemas.tournaments import Arena, TiebreakName
+from schemas.tournaments import Arena, RoundRobin
 from service.tournaments import arena, tiebreaks
 from service.tournaments.records import Kind, RoundRecord, records
 from service.tournaments.state import AnyTournament, Entrant
@@ -76,45 +76,36 @@ def scores(state: AnyTournament, recs: Mapping[str, Sequence[RoundRecord]]) -> d
     return {p: float(sum(r.points for r in tiebreaks.finished(rows))) for p, rows in recs.items()}
 
 
-def _scalar(
-    name: TiebreakName,
-    rows: Sequence[RoundRecord],
-    own: float,
-    opponent_scores: Mapping[str, float],
-) -> float:
-    match name:
-        case "buchholz":
-            return tiebreaks.buchholz(rows, own, opponent_scores)
-        case "buchholz_cut1":
-            return tiebreaks.buchholz_cut1(rows, own, opponent_scores)
-        case "sonneborn_berger":
-            return tiebreaks.sonneborn_berger(rows, own, opponent_scores)
-        case "wins":
-            return tiebreaks.wins(rows)
-        case "games_won":
-            return tiebreaks.games_won(rows)
-        case "direct_encounter":
-            raise ValueError("direct encounter depends on the tied group")
+def context(state: AnyTournament, recs: Mapping[str, Sequence[RoundRecord]]) -> tiebreaks.Context:
+    """Everyone's scores as the tie-breaks read them."""
+    score = scores(state, recs)
+    if isinstance(state.format, Arena):
+        opponent_scores: Mapping[str, float] = score
+    else:
+        opponent_scores = {p: tiebreaks.adjusted_score(rows) for p, rows in recs.items()}
+    return tiebreaks.Context(
+        scores=score,
+        opponent_scores=opponent_scores,
+        ratings={p: e.rating for p, e in state.entrants.items()},
+        max_score=float(max((len(tiebreaks.finished(rows)) for rows in recs.values()), default=0)),
+        round_robin=isinstance(state.format, RoundRobin),
+    )
 
 
 def lines(state: AnyTournament) -> list[PlayerLine]:
     """The standings, best first, each with its crosstable line."""
     recs = records(state)
     people = participants(state, recs)
-    score = scores(state, recs)
-    if isinstance(state.format, Arena):
-        opponent_scores = score
-    else:
-        opponent_scores = {p: tiebreaks.adjusted_score(rows) for p, rows in recs.items()}
+    ctx = context(state, recs)
+    score = ctx.scores
     names = state.tiebreaks
     values: dict[str, list[float | None]] = {e.player_id: [None] * len(names) for e in people}
     for k, name in enumerate(names):
         if name == "direct_encounter":
             continue
+        compute = tiebreaks.SCALARS[name]
         for e in people:
-            values[e.player_id][k] = float(
-                _scalar(name, recs[e.player_id], score[e.player_id], opponent_scores)
-            )
+            values[e.player_id][k] = float(compute(recs[e.player_id], score[e.player_id], ctx))
     by_id = {e.player_id: e for e in people}
 
     def tidy(group: list[str]) -> list[str]:

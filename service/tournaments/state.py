@@ -29,6 +29,9 @@ class Entrant(msgspec.Struct, frozen=True, kw_only=True):
     first_round: int
     """The first round the entrant may be paired in (a late Swiss entry, a return)."""
     withdrawn: bool = False
+    entered_round: int = 1
+    """The first round after the player first joined: earlier rounds are a
+    late entry's zero-point byes."""
 
 
 class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,6 +82,7 @@ class TournamentState(msgspec.Struct, frozen=True, kw_only=True):
     ended_at: datetime | None = None
     waiting: tuple[str, ...] = ()
     results: int = 0
+    requested_byes: Mapping[int, tuple[str, ...]] = msgspec.field(default_factory=dict)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -96,7 +100,8 @@ class TournamentSheet:
       game number; ``byes``: per round, who had no game;
     * ``waiting``: an arena's players waiting for a pairing, in the order
       they became free;
-    * ``results``: results recorded so far (orders them for arena streaks).
+    * ``results``: results recorded so far (orders them for arena streaks);
+    * ``requested_byes``: per round, the players granted a half-point bye.
     """
 
     phase: TournamentPhase = "new"
@@ -125,10 +130,11 @@ class TournamentSheet:
     ended_at: datetime | None = None
     waiting: tuple[str, ...] = ()
     results: int = 0
+    requested_byes: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 _FIELDS = tuple(f.name for f in fields(TournamentSheet))
-_MAPPINGS = ("entrants", "games", "match_games", "byes")
+_MAPPINGS = ("entrants", "games", "match_games", "byes", "requested_byes")
 
 AnyTournament: TypeAlias = TournamentState | TournamentSheet
 """Either form, for the read-only helpers (records, standings, pairing inputs)."""

@@ -38,7 +38,8 @@ async def _swiss(
     return organiser, t, accounts
 
 
-async def test_a_swiss_of_five_runs_itself_to_the_end(api: TournamentApi) -> None:
+async def finished_swiss(api: TournamentApi) -> tuple[Any, dict[str, Any], list[Any]]:
+    """A Swiss of five, three rounds, played to its end through the API."""
     organiser, t, players = await _swiss(api, 5)
     accounts = {p.id: p for p in players}
     await api.start(t["id"], organiser)
@@ -49,6 +50,11 @@ async def test_a_swiss_of_five_runs_itself_to_the_end(api: TournamentApi) -> Non
         return (await api.read(t["id"]))["phase"] == "finished"
 
     await api.wait_for(finished)
+    return organiser, t, players
+
+
+async def test_a_swiss_of_five_runs_itself_to_the_end(api: TournamentApi) -> None:
+    _, t, players = await finished_swiss(api)
     standings = await api.read(t["id"], "standings")
     # 3 rounds of 2 games (1 point each) and a bye a round worth 1 point
     assert sum(r["points"] for r in standings["rows"]) == 3 * 2 + 3

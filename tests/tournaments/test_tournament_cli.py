@@ -78,6 +78,8 @@ def test_a_double_round_robin_and_an_arena_run_to_their_end() -> None:
 
 
 def test_an_unknown_tiebreak_is_a_usage_error_naming_it() -> None:
-    result = CliRunner().invoke(main, ["tournament", "--tiebreaks", "buchholz,koya", "--quiet"])
+    result = CliRunner().invoke(
+        main, ["tournament", "--tiebreaks", "buchholz,coin_toss", "--quiet"]
+    )
     assert result.exit_code == 2
-    assert "'koya'" in result.output
+    assert "'coin_toss'" in result.output

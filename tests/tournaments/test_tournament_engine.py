@@ -169,15 +169,17 @@ def test_a_round_robin_game_of_a_withdrawn_player_is_a_forfeit_with_no_match() -
     assert later_games[0].result == ("-+" if seat == 0 else "+-")
 
 
-def test_a_late_swiss_entry_is_paired_from_the_next_round_and_absent_before() -> None:
+def test_a_late_swiss_entry_is_paired_from_the_next_round_with_a_zero_point_bye_before() -> None:
     state = started_with(create(Swiss(rounds=3)), 4)
     state = send(state, JoinTournament(at=AT, player_id="late", rating=1800))
     assert all("late" not in g.players for g in running_games(state))
     state = finish_round(state, first_seat)
-    # Round 2 has five players: the newcomer, alone on 0 points, gets the bye.
-    assert [b.player_id for b in state.byes[2]] == ["late"]
+    # Round 2: p01 and p02 lost with seat 1 and both want seat 0; the
+    # newcomer has no preference. C.10 (colour preferences) ranks above the
+    # order of generation, so p01 meets the newcomer and p02 has the bye.
+    assert [b.player_id for b in state.byes[2]] == [player(2)]
     late = records(state)["late"]
-    assert [r.kind for r in late] == ["absent", "bye"]
+    assert [r.kind for r in late] == ["late", "playing"]
 
 
 def test_an_annulled_game_counts_for_nobody_and_lets_the_round_close() -> None:

@@ -63,28 +63,29 @@ def test_the_hand_computed_crosstable() -> None:
     # Scores: A 1+0+1(forfeit win) = 2; B 0+1+½ = 1.5; C ½+1+1(bye) = 2.5;
     #         D ½+1(bye)+½ = 2;        E 1(bye)+0+0(forfeit loss) = 1.
     assert {p: r.points for p, r in rows.items()} == {A: 2, B: 1.5, C: 2.5, D: 2, E: 1}
-    # Opponents' scores are adjusted: a voluntarily unplayed round counts ½.
-    # Only E has one (the forfeit loss): E counts 1 + 0 + ½ = 1.5. Others as scored.
+    # Opponents' scores count as scored (C.07 art. 16): E's forfeit loss in
+    # round 3, its last round, counts its 0 (only rounds after a player's
+    # last round, a withdrawal, would count as draws). E counts 1.
     #
     # Buchholz, one contribution per round; an unplayed round (bye, forfeit)
     # contributes the player's own score:
     #   A: B 1.5 + C 2.5 + own 2 (forfeit win)  = 6.0
-    #   B: A 2   + E 1.5 + D 2                  = 5.5
+    #   B: A 2   + E 1   + D 2                  = 5.0
     #   C: D 2   + A 2   + own 2.5 (bye)        = 6.5
     #   D: C 2.5 + own 2 (bye) + B 1.5          = 6.0
     #   E: own 1 (bye) + B 1.5 + own 1 (forfeit) = 3.5
-    bh = {A: 6.0, B: 5.5, C: 6.5, D: 6.0, E: 3.5}
+    bh = {A: 6.0, B: 5.0, C: 6.5, D: 6.0, E: 3.5}
     # Cut-1 drops the least contribution; a voluntarily unplayed round's first:
-    #   A 6.0-1.5 = 4.5; B 5.5-1.5 = 4.0; C 6.5-2 = 4.5; D 6.0-1.5 = 4.5;
+    #   A 6.0-1.5 = 4.5; B 5.0-1 = 4.0; C 6.5-2 = 4.5; D 6.0-1.5 = 4.5;
     #   E cuts its forfeit loss's 1: 3.5-1 = 2.5
     cut1 = {A: 4.5, B: 4.0, C: 4.5, D: 4.5, E: 2.5}
     # Sonneborn-Berger: points scored in the round times that contribution:
     #   A: 1 * 1.5 + 0 * 2.5 + 1 * 2           = 3.5
-    #   B: 0 * 2 + 1 * 1.5 + ½ * 2             = 2.5
+    #   B: 0 * 2 + 1 * 1 + ½ * 2               = 2.0
     #   C: ½ * 2 + 1 * 2 + 1 * 2.5             = 5.5
     #   D: ½ * 2.5 + 1 * 2 + ½ * 1.5           = 4.0
     #   E: 1 * 1 + 0 * 1.5 + 0 * 1             = 1.0
-    sb = {A: 3.5, B: 2.5, C: 5.5, D: 4.0, E: 1.0}
+    sb = {A: 3.5, B: 2.0, C: 5.5, D: 4.0, E: 1.0}
     # Wins: rounds worth a win's points, played or not (forfeit win, full bye):
     #   A 2 (R1, R3), B 1, C 2 (R2, R3 bye), D 1 (R2 bye), E 1 (R1 bye).
     # Games won over the board: A 1, B 1, C 1, D 0, E 0.
@@ -157,6 +158,6 @@ def test_an_unknown_tiebreak_name_is_refused_with_the_list_of_names() -> None:
         ladder_id="l",
         ruleset="standard",
         format=Swiss(rounds=3),
-        tiebreaks=("buchholz", "koya"),
+        tiebreaks=("buchholz", "coin_toss"),
     )
     assert refused(initial_state(), command) == "unknown_tiebreak"

@@ -135,3 +135,64 @@ def test_a_round_robin_crosstable_is_a_matrix(browser: Any, api: Api, app_url: s
     assert len(cells) == 2 + 3 + 1 and cells[2] == "■"  # place, name, 3 columns, points
     assert sorted(cells[3:5]) == ["0", "1"] or sorted(cells[3:5]) in (["1", "1"], ["0", "0"])
     ctx.close()
+
+
+def test_given_a_player_on_a_swiss_page_then_half_points_names_and_buttons_read_right(
+    browser: Any, api: Api, app_url: str, screenshots: Path
+) -> None:
+    ladder = api.ladder("Half points ladder", "duel")
+    players = [api.register(f"halfer{i}") for i in range(3)]
+    outsider = api.register("outsider")
+    created = api.call(
+        "POST",
+        "/api/tournaments",
+        api.admin_token,
+        json={
+            "name": "Odd Swiss",
+            "ladder_id": ladder,
+            "format": {"type": "swiss", "rounds": 3, "bye_points": 0.5},
+        },
+    )
+    assert isinstance(created, dict)
+    tid = created["id"]
+    for p in players:
+        api.call("POST", f"/api/tournaments/{tid}/players", p["token"])
+    api.call("POST", f"/api/tournaments/{tid}/start", api.admin_token)  # three: one has a ½ bye
+    tokens = {p["id"]: p["token"] for p in players}
+    _resign_open_games(api, tid, tokens)
+
+    ctx = browser.new_context()
+    sign_in_as(ctx, players[0]["token"], players[0]["id"], players[0]["name"])
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{app_url}/tournaments/{tid}")
+    page.wait_for_function("() => document.querySelectorAll('#standings tbody tr').length === 3")
+    points = page.locator("#standings td.points").all_inner_texts()
+    assert "½" in points and "0½" not in " ".join(points), points
+    # every name links to the player's page
+    links = page.locator("#standings tbody a.player")
+    assert links.count() == 3
+    assert {links.nth(k).get_attribute("href") for k in range(3)} == {
+        f"/player/{p['id']}" for p in players
+    }
+    # an entrant sees Withdraw, not Join
+    assert page.locator("[data-action=withdraw]").count() == 1
+    assert page.locator("[data-action=join]").count() == 0
+    page.click("[data-tab=pairings]")
+    page.wait_for_selector("[data-round='1'] .pairings")
+    assert page.locator("[data-round='1'] a.player").count() == 3  # two seats and the bye
+    assert "½" in page.inner_text("[data-round='1'] .byes")
+    page.screenshot(path=str(screenshots / "tournament-half-points.png"), full_page=True)
+    ctx.close()
+
+    # someone not in it sees Join, not Withdraw
+    ctx = browser.new_context()
+    sign_in_as(ctx, outsider["token"], outsider["id"], outsider["name"])
+    page = ctx.new_page()
+    page.goto(f"{app_url}/tournaments/{tid}")
+    page.wait_for_selector("#standings")
+    assert page.locator("[data-action=join]").count() == 1
+    assert page.locator("[data-action=withdraw]").count() == 0
+    assert errors == []
+    ctx.close()

@@ -46,7 +46,14 @@ const stage = (t) => t.phase === "registering" ? (t.starts_at ? `starts ${new Da
   : t.phase === "finished" ? (t.format.type === "arena" ? "over" : `${t.round} rounds played`)
   : t.format.type === "arena" ? `running until ${new Date(t.ends_at).toLocaleTimeString()}`
   : `round ${t.round}${t.rounds ? ` of ${t.rounds}` : ""}`;
-const pts = (x) => (Number.isInteger(x) ? String(x) : x.toFixed(1).replace(/\.0$/, "").replace(".5", "½"));
+// Points as chess writes them: ½, 1½, 12 (never "0½"); other fractions (SB 9.75) as decimals.
+const pts = (x) => {
+  if (Number.isInteger(x)) return String(x);
+  const whole = Math.trunc(x);
+  if (Math.abs(x - whole) === 0.5) return `${whole === 0 ? (x < 0 ? "-" : "") : whole}½`;
+  return String(Math.round(x * 100) / 100);
+};
+const playerLink = (playerId, name) => h("a", { href: `/player/${enc(playerId)}`, class: "player" }, name);
 
 // ---- the lobby ------------------------------------------------------------------
 
@@ -107,7 +114,7 @@ function standingsTable(s) {
     h("th", { class: "num" }, "W-D-L"), s.labels.map((l, i) => h("th", { class: "num", title: s.tiebreaks[i] }, l)),
     h("th", { class: "num" }, "Rating"));
   const rows = s.rows.map((r) => h("tr", { class: r.withdrawn ? "withdrawn" : null, "data-player": r.player_id },
-    h("td", { class: "num" }, r.rank), h("td", {}, r.name, r.on_streak ? h("span", { class: "streak", title: "on a streak: double points" }, " 🔥") : null),
+    h("td", { class: "num" }, r.rank), h("td", {}, playerLink(r.player_id, r.name), r.on_streak ? h("span", { class: "streak", title: "on a streak: double points" }, " 🔥") : null),
     h("td", { class: "num points" }, pts(r.points)), h("td", { class: "num" }, `${r.wins}-${r.draws}-${r.losses}`),
     r.tiebreaks.map((v) => h("td", { class: "num" }, v == null ? "–" : pts(v))), h("td", { class: "num" }, Math.round(r.rating))));
   return h("table", { id: "standings" }, h("thead", {}, head), h("tbody", {}, rows));
@@ -118,8 +125,8 @@ const RESULT = { "1-0": "1 – 0", "0-1": "0 – 1", "1/2-1/2": "½ – ½", "+-
 function gameRow(g) {
   const result = g.annulled ? "annulled" : g.result ? RESULT[g.result] + (g.counted ? "" : " (late)") : "playing";
   const link = g.match_id ? h("a", { href: `/watch/${enc(g.match_id)}` }, g.result ? "replay" : "watch") : "";
-  return h("tr", { "data-game": g.game }, h("td", { class: "num" }, g.board), h("td", {}, g.names[0]),
-    h("td", { class: "result" }, result), h("td", {}, g.names[1]), h("td", {}, link));
+  return h("tr", { "data-game": g.game }, h("td", { class: "num" }, g.board), h("td", {}, playerLink(g.players[0], g.names[0])),
+    h("td", { class: "result" }, result), h("td", {}, playerLink(g.players[1], g.names[1])), h("td", {}, link));
 }
 
 function pairingsView(p) {
@@ -129,7 +136,7 @@ function pairingsView(p) {
       h("th", {}, "Seat 1"), h("th", {}, ""));
     const games = r.round ? r.games : r.games.slice().reverse();  // an arena: newest first
     const byes = r.byes.length
-      ? h("p", { class: "byes" }, "Byes: ", r.byes.map((b) => `${b.name} (${b.kind}, ${pts(b.points)})`).join(", "))
+      ? h("p", { class: "byes" }, "Byes: ", r.byes.flatMap((b, i) => [i ? ", " : "", playerLink(b.player_id, b.name), ` (${b.kind}, ${pts(b.points)})`]))
       : null;
     return h("section", { class: "panel scroll", "data-round": r.round },
       h("h2", {}, r.round ? `Round ${r.round}` : "Arena games"),
@@ -137,7 +144,7 @@ function pairingsView(p) {
   });
 }
 
-const CELL = { win: "1", draw: "½", loss: "0", forfeit_win: "+", forfeit_loss: "−", double_forfeit: "−", bye: "B", unpaired: "U", rest: "R", absent: "·", annulled: "×", playing: "…" };
+const CELL = { win: "1", draw: "½", loss: "0", forfeit_win: "+", forfeit_loss: "−", double_forfeit: "−", bye: "B", unpaired: "U", rest: "R", half: "H", late: "Z", absent: "·", annulled: "×", playing: "…" };
 const cellClass = (c) => c.kind.includes("win") ? "cell-win" : c.kind === "draw" ? "cell-draw" : c.kind.includes("loss") ? "cell-loss" : null;
 
 function crosstableView(x, roundRobin) {
@@ -145,7 +152,7 @@ function crosstableView(x, roundRobin) {
   if (roundRobin) {  // a matrix: each row's results against each column's player
     return h("table", { id: "crosstable" }, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "Player"),
       x.rows.map((r) => h("th", { class: "num" }, r.place)), h("th", { class: "num" }, "Points"))),
-      h("tbody", {}, x.rows.map((r) => h("tr", {}, h("td", {}, r.place), h("td", {}, r.name),
+      h("tbody", {}, x.rows.map((r) => h("tr", {}, h("td", {}, r.place), h("td", {}, playerLink(r.player_id, r.name)),
         x.rows.map((o) => {
           if (o.player_id === r.player_id) return h("td", { class: "num" }, "■");
           const cells = r.cells.filter((c) => c.opponent === o.player_id);
@@ -156,7 +163,7 @@ function crosstableView(x, roundRobin) {
   return h("div", {}, h("p", { class: "muted" }, "Each cell: the opponent's place, a (seat 0) or b (seat 1), the result; B bye, R rest, + − forfeits, · absent."),
   h("table", { id: "crosstable" }, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "Player"),
     Array.from({ length: width }, (_, i) => h("th", { class: "num" }, i + 1)), h("th", { class: "num" }, "Points"))),
-    h("tbody", {}, x.rows.map((r) => h("tr", {}, h("td", {}, r.place), h("td", {}, r.name),
+    h("tbody", {}, x.rows.map((r) => h("tr", {}, h("td", {}, r.place), h("td", {}, playerLink(r.player_id, r.name)),
       Array.from({ length: width }, (_, i) => {
         const c = r.cells[i];
         if (!c) return h("td", {});
@@ -179,8 +186,17 @@ async function tournamentPage(root, id) {
     if (!mine) return out;
     const organiser = mine.id === t.organiser;
     const post = (path, what, bodyJson) => act(async () => { await api(`/api/tournaments/${enc(id)}/${path}`, { method: "POST", body: bodyJson }); toast(what); await draw(); });
-    if (t.phase !== "finished") {
+    // Only the button this player can use: Join when not in (and entries are
+    // open), Withdraw when in; never both.
+    const standing = (await api(`/api/tournaments/${enc(id)}/standings`)).rows.find((r) => r.player_id === mine.id);
+    const entered = standing !== undefined && !standing.withdrawn;
+    const lastRound = t.format.type === "swiss" ? (t.format.late_entry_until || t.format.rounds) : null;
+    const open = t.phase === "registering" || (t.phase === "running" && t.format.type === "arena")
+      || (t.phase === "running" && t.format.type === "swiss" && t.round + 1 <= lastRound);
+    if (t.phase !== "finished" && !entered && open) {
       out.push(h("button", { class: "btn", "data-action": "join", onclick: post("players", "You are in.") }, "Join"));
+    }
+    if (t.phase !== "finished" && entered) {
       out.push(h("button", { class: "btn", "data-action": "withdraw", onclick: act(async () => {
         await api(`/api/tournaments/${enc(id)}/players/${enc(mine.id)}`, { method: "DELETE" }); toast("You withdrew (from the next round)."); await draw();
       }) }, "Withdraw"));
