@@ -60,7 +60,7 @@ from service.engine.evolve import (
 from service.engine.reveal import reveal
 from service.engine.state import FIRST_SLOT, State, Table, freeze, thaw
 from service.engine.turns import must_keep, other
-from service.engine.winning import check_win, compare, last_hand
+from service.engine.winning import NO_WINNER, check_win, compare, last_hand
 from service.errors import RuleConflict, RuleError, RuleInputError
 
 
@@ -399,7 +399,15 @@ def _reveal(t: Table, events: list[Event]) -> None:
     revealed = reveal(t.hand, round_no, t.tea[round_no - 1], placed, t.tokens, t.ruleset)
     events.append(revealed)
     round_revealed(t, revealed)
-    winner, by_comparison = check_win(t.tokens, t.ruleset)
+    number, suit = revealed.outcomes
+    # Only a reveal that gave a token can make a winner: without one the tokens
+    # are those the previous check found no winner in (or the start's, the same
+    # for both seats: neither qualifies, or both and the comparison ties). A fifth
+    # of the reveals give none; skipping their check saved 0.6 % of a self-played
+    # match's instructions (callgrind: 1,348,724 -> 1,341,225).
+    winner, by_comparison = (
+        check_win(t.tokens, t.ruleset) if number.given or suit.given else NO_WINNER
+    )
     if winner is not None:
         _end(t, events, winner, "comparison" if by_comparison else "qualified")
     elif round_no == 3:
