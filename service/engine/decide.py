@@ -11,6 +11,7 @@ type is known here, so consequences are computed from the state the log
 will produce.
 """
 
+from contextlib import suppress
 from datetime import datetime, timedelta
 
 from msgspec import UNSET, UnsetType
@@ -437,7 +438,8 @@ class _SeedChecks:
     def remember(self, key: tuple[object, ...], answer: bool = True) -> None:
         answers = self.answers
         if len(answers) >= self.size:
-            answers.pop(next(iter(answers), None), None)  # the oldest (safe if raced)
+            with suppress(KeyError, RuntimeError, StopIteration):  # another thread evicted it
+                del answers[next(iter(answers))]  # the oldest
         answers[key] = answer
 
     def fits(self, t: Table, seed: str, seed_commitment: str) -> bool:
