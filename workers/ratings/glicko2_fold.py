@@ -273,28 +273,45 @@ def _libm_exp(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.fromiter(map(math.exp, x.tolist()), dtype=np.float64, count=len(x))
 
 
-def history_columns(
-    fold: GlickoFold, p: int
-) -> tuple[array[float], array[float], array[float], array[float], array[int]]:
-    """Player ``p``'s history, one entry per match: before, after, RD before,
-    RD after, period (every match of one period shares them)."""
-    runs = fold.runs[p]
-    ends = [r.start for r in runs[1:]] + [len(fold.tags[p])]
-    counts = [end - run.start for run, end in zip(runs, ends, strict=True)]
-    afters = fold.afters[p]
+HistoryBlock = tuple[
+    NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+    NDArray[np.int64],
+]  # fmt: skip
+"""before, after, RD before, RD after, period: one entry per match, players one after
+the other."""
 
-    def repeated(typecode: str, values: list[Any]) -> array[Any]:
-        out = array(typecode)
-        for value, k in zip(values, counts, strict=True):
-            out += array(typecode, (value,)) * k  # the run's value, once per match (in C)
-        return out
 
-    before = repeated("d", [r.before for r in runs])
-    rd_before = repeated("d", [r.rd_before for r in runs])
-    after = repeated("d", [a[0] for a in afters])
-    rd_after = repeated("d", [a[1] for a in afters])
-    periods = repeated("q", [r.period for r in runs])
-    return before, after, rd_before, rd_after, periods
+def history_block(fold: GlickoFold, players: list[int]) -> HistoryBlock:
+    """The history of ``players``, one entry per match (every match of a run, one
+    player's games of one period, shares its before and after): each run's values
+    repeated by numpy, not an array step per player, run and column (the history's
+    layout and COPY: the recompute's Python CPU 5.5 -> 4.65 s on 1,000,000 matches,
+    load 5-6.5)."""
+    runs = [run for p in players for run in fold.runs[p]]
+    afters = [after for p in players for after in fold.afters[p]]
+    counts = []
+    for p in players:
+        theirs = fold.runs[p]
+        ends = [r.start for r in theirs[1:]]
+        ends.append(len(fold.tags[p]))
+        counts += [end - run.start for run, end in zip(theirs, ends, strict=True)]
+    repeats = np.array(counts, dtype=np.intp)
+
+    def column(values: list[Any], dtype: type) -> Any:
+        return np.repeat(np.array(values, dtype=dtype), repeats)
+
+    return (
+        column([r.before for r in runs], np.float64),
+        column([a[0] for a in afters], np.float64),
+        column([r.rd_before for r in runs], np.float64),
+        column([a[1] for a in afters], np.float64),
+        column([r.period for r in runs], np.int64),
+    )
+
+
+def history_columns(fold: GlickoFold, p: int) -> HistoryBlock:
+    """Player ``p``'s history (``history_block`` of one player)."""
+    return history_block(fold, [p])
 
 
 def table_row(fold: GlickoFold, p: int, settings: Glicko2Settings) -> tuple[object, ...]:
