@@ -348,8 +348,16 @@ async def _drive(base_url: str, server_pid: int, dbname: str) -> Recorder:
 
 RATES = tuple(int(r) for r in os.environ.get("MATCHA_BENCH_RATES", "250,500,750").split(",") if r)
 """The offered rates (commands/s) of the open-loop runs."""
-PATHS = tuple(p for p in os.environ.get("MATCHA_BENCH_PATHS", "http,socket").split(",") if p)
-"""Which paths the side-by-side runs take (both by default)."""
+PATHS = tuple(
+    p
+    for p in os.environ.get("MATCHA_BENCH_PATHS", "http,socket,floor,floor_fanout").split(",")
+    if p
+)
+"""Which paths the side-by-side runs take: Matcha's two (``http``, ``socket``) and
+the stack's floor without and with the fan-out (``floor``, ``floor_fanout``:
+``bench/floor_app.py``, its own server and database), all by default."""
+FLOOR_PATHS = ("floor", "floor_fanout")
+FLOOR_PATHS_RUN = any(p in FLOOR_PATHS for p in PATHS)
 PHASE_S = float(os.environ.get("MATCHA_BENCH_PHASE_S", "12"))
 """How long each capacity and open-loop run is measured (after its own warm-up)."""
 PHASE_WARMUP_S = float(os.environ.get("MATCHA_BENCH_PHASE_WARMUP_S", "2"))
@@ -379,6 +387,12 @@ class Game:
 
     async def read_view(self, seat: int) -> dict[str, Any]:
         raise NotImplementedError
+
+    async def renew(self, client: httpx.AsyncClient) -> None:
+        """The match is over: the same two players start a new one."""
+        await self.close()
+        await _new_match(client, self.table)
+        await self.open()
 
     def next_command(self) -> tuple[int, str, dict[str, Any]]:
         for seat in (0, 1):
@@ -520,6 +534,57 @@ class SocketGame(Game):
         return view
 
 
+FLOOR_MOVES_PER_MATCH = 32
+"""Moves of one floor match before its sockets are closed and two new ones open:
+about what a match of this bench's bots takes (random against heuristic)."""
+_FLOOR_PAD = "x" * 200
+"""Makes a floor move ~300 bytes, as a Matcha command's events row is about."""
+
+
+class FloorGame(Game):
+    """A match on the stack's floor (``bench/floor_app.py``): two seats' sockets
+    taking turns, each move acknowledged after its row committed; ``fanout``:
+    the opponent's socket is also sent the move (read and dropped, as
+    ``SocketSeat`` drops Matcha's event frames). No rules and no views: the
+    floor is what a durable, fanned-out move costs on this stack."""
+
+    def __init__(self, table: Table, rng: random.Random, host: str, port: int, fanout: bool):
+        super().__init__(table, rng)
+        self.route = "floor-fanout" if fanout else "floor"
+        self.host, self.port = host, port
+        self.seats: list[SocketSeat] = []
+        self.moves = 0
+
+    async def open(self) -> None:
+        match_id = uuid.uuid4().hex
+        base = f"ws://{self.host}:{self.port}/{self.route}/{match_id}"
+        self.seats = [SocketSeat(f"{base}/{seat}") for seat in (0, 1)]
+        for seat in self.seats:
+            await seat.open()
+        self.moves = 0
+
+    async def close(self) -> None:
+        for seat in self.seats:
+            await seat.close()
+        self.seats = []
+
+    async def renew(self, client: httpx.AsyncClient) -> None:
+        await self.close()
+        await self.open()
+
+    def next_command(self) -> tuple[int, str, dict[str, Any]]:
+        body = {"expected_version": self.moves, "card": "S2", "target": "suit", "pad": _FLOOR_PAD}
+        return self.moves % 2, "move", body
+
+    async def command(self, route: str, seat: int, body: dict[str, Any]) -> dict[str, Any] | None:
+        answer = await self.seats[seat].ask({"kind": route, **body})
+        return answer if answer["kind"] == "ack" else None
+
+    async def after(self, seat: int, view: dict[str, Any] | None) -> bool:
+        self.moves += 1
+        return self.moves < FLOOR_MOVES_PER_MATCH
+
+
 class PhaseRecord:
     """What one capacity or open-loop run measured."""
 
@@ -557,9 +622,7 @@ async def _one_command(
             rec.accepted += 1
             rec.latency_ms.append((done - scheduled) * 1000)
     if not await game.after(seat, view):
-        await game.close()
-        await _new_match(client, game.table)
-        await game.open()
+        await game.renew(client)
 
 
 async def _measured(rec: PhaseRecord, server_pid: int, dbname: str, run: Any) -> None:
@@ -618,11 +681,18 @@ async def _phase(
     server_pid: int,
     dbname: str,
 ) -> PhaseRecord:
-    """One run over ``path`` (``http`` or ``socket``): closed loop when ``rate`` is None."""
-    tables = await _setup(client, MATCHES)
+    """One run over ``path`` (``http``, ``socket``, ``floor``, ``floor_fanout``):
+    closed loop when ``rate`` is None."""
     host, port = client.base_url.host, client.base_url.port or 80
-    kind = HttpGame if path == "http" else SocketGame
-    games: list[Game] = [kind(t, random.Random(i), host, port) for i, t in enumerate(tables)]
+    games: list[Game]
+    if path.startswith("floor"):
+        nobody = Table(ladder="", organiser="", players=("", ""), tokens=("", ""))
+        fanout = path == "floor_fanout"
+        games = [FloorGame(nobody, random.Random(i), host, port, fanout) for i in range(MATCHES)]
+    else:
+        tables = await _setup(client, MATCHES)
+        kind = HttpGame if path == "http" else SocketGame
+        games = [kind(t, random.Random(i), host, port) for i, t in enumerate(tables)]
     for game in games:
         await game.open()
     rec = PhaseRecord()
@@ -644,14 +714,31 @@ def _cpu_ms(rec: PhaseRecord) -> dict[str, float]:
     }
 
 
-async def _side_by_side(base_url: str, server_pid: int, dbname: str) -> dict[str, object]:
-    """Capacity and open-loop latency over both paths, in one run on one database."""
+Server = tuple[str, int, str]
+"""A served app: (base URL, server pid, database name)."""
+
+
+async def _side_by_side(servers: dict[str, Server]) -> dict[str, object]:
+    """Capacity and open-loop latency over each path (``servers``: the server each
+    takes), the paths in turn at each step so that the load of a shared machine
+    falls on all of them alike."""
     out: dict[str, object] = {}
     cores = os.cpu_count() or 1
     limits = httpx.Limits(max_connections=50, max_keepalive_connections=50)
-    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60) as client:
-        for path in PATHS:
-            rec = await _phase(client, path, None, server_pid, dbname)
+    async with contextlib.AsyncExitStack() as stack:
+        clients = {
+            path: await stack.enter_async_context(
+                httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60)
+            )
+            for path, (base_url, _pid, _name) in servers.items()
+        }
+
+        async def phase(path: str, rate: float | None) -> PhaseRecord:
+            _base_url, pid, name = servers[path]
+            return await _phase(clients[path], path, rate, pid, name)
+
+        for path in servers:
+            rec = await phase(path, None)
             throughput = rec.completed / PHASE_S
             ours = (rec.server_cpu_s + rec.database_cpu_s + rec.client_cpu_s) / (PHASE_S * cores)
             cpu = _cpu_ms(rec)
@@ -669,13 +756,14 @@ async def _side_by_side(base_url: str, server_pid: int, dbname: str) -> dict[str
             out[f"{path}_server_cpu_ms_per_command"] = cpu["server"]
             out[f"{path}_database_cpu_ms_per_command"] = cpu["database"]
             out[f"{path}_client_cpu_ms_per_command"] = cpu["client"]
-            print(f"{path:>6} capacity: {throughput:7.1f} commands/s closed loop, our CPU"
+            out[f"{path}_closed_loop_load_average"] = load = round(os.getloadavg()[0], 2)
+            print(f"{path:>12} capacity: {throughput:7.1f} commands/s closed loop, our CPU"
                   f" {ours:.0%} of {cores} cores -> {capacity:7.1f}/s at 90 %; CPU ms per"
                   f" command: server {cpu['server']}, PostgreSQL {cpu['database']},"
-                  f" client {cpu['client']}")  # fmt: skip
+                  f" client {cpu['client']}; load {load}")  # fmt: skip
         for rate in RATES:
-            for path in PATHS:
-                rec = await _phase(client, path, rate, server_pid, dbname)
+            for path in servers:
+                rec = await phase(path, rate)
                 p50, p99, p999 = (_percentile(rec.latency_ms, q) for q in (0.5, 0.99, 0.999))
                 out[f"{path}_p50_ms_at_{rate}"] = round(p50, 2)
                 out[f"{path}_p99_ms_at_{rate}"] = round(p99, 2)
@@ -683,9 +771,10 @@ async def _side_by_side(base_url: str, server_pid: int, dbname: str) -> dict[str
                 out[f"{path}_accepted_per_s_at_{rate}"] = round(rec.completed / PHASE_S, 1)
                 cpu = _cpu_ms(rec)
                 out[f"{path}_cpu_ms_per_command_at_{rate}"] = cpu
-                print(f"{path:>6} at {rate:4d}/s offered: {rec.completed / PHASE_S:7.1f}/s"
+                out[f"{path}_load_average_at_{rate}"] = load = round(os.getloadavg()[0], 2)
+                print(f"{path:>12} at {rate:4d}/s offered: {rec.completed / PHASE_S:7.1f}/s"
                       f" accepted, p50 {p50:7.2f} ms, p99 {p99:7.2f} ms, p99.9 {p999:7.2f} ms;"
-                      f" refused {rec.refused}; CPU ms/command {cpu}")  # fmt: skip
+                      f" refused {rec.refused}; CPU ms/command {cpu}; load {load}")  # fmt: skip
     return out
 
 
@@ -696,13 +785,13 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _wait_until_up(base_url: str, proc: subprocess.Popen[bytes]) -> None:
+def _wait_until_up(base_url: str, proc: subprocess.Popen[bytes], probe: str) -> None:
     deadline = time.time() + 60
     while time.time() < deadline:
         if proc.poll() is not None:
             raise RuntimeError("the API process exited during start")
         try:
-            if httpx.get(base_url + "/api/ladders", timeout=1).status_code == 200:
+            if httpx.get(base_url + probe, timeout=1).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
@@ -760,6 +849,37 @@ def bench_server(
 ) -> Iterator[tuple[str, int, str]]:
     """A fresh migrated database and the API on it (uvicorn x ``WORKERS``), for one
     run: yields (base URL, server pid, database name); both gone afterwards."""
+    env = {
+        "MATCHA_ADMIN_TOKEN": ADMIN_TOKEN,
+        "MATCHA_MIGRATE_ON_START": "0",
+        "MATCHA_LOG_LEVEL": "WARNING",
+        **(extra_env or {}),
+    }
+    with _served(server_url, label, "service.api.app:create_app", "/api/ladders", env) as up:
+        yield up
+
+
+@contextlib.contextmanager
+def floor_server(server_url: str) -> Iterator[tuple[str, int, str]]:
+    """The stack's floor (``bench/floor_app.py``) on a fresh database, served like
+    the API: yields (base URL, server pid, database name)."""
+    from bench.floor_app import SCHEMA
+
+    with _served(server_url, "floor", "bench.floor_app:create_app", "/up", {}, SCHEMA) as up:
+        yield up
+
+
+@contextlib.contextmanager
+def _served(
+    server_url: str,
+    label: str,
+    factory: str,
+    probe: str,
+    extra_env: dict[str, str],
+    schema: str | None = None,
+) -> Iterator[tuple[str, int, str]]:
+    """A throwaway database (migrated, or given ``schema``) and uvicorn x ``WORKERS``
+    serving ``factory`` on it, up once ``probe`` answers 200."""
     name = f"matcha_bench_{label}_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -768,24 +888,25 @@ def bench_server(
     base_url = f"http://127.0.0.1:{port}"
     proc: subprocess.Popen[bytes] | None = None
     try:
-        apply_migrations(url)
+        if schema is None:
+            apply_migrations(url)
+        else:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(schema)  # a fixed statement of ours
         env = {
             **os.environ,
             "DATABASE_URL": url,
             "REDIS_URL": os.environ.get("MATCHA_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"),
             "MATCHA_REDIS_PREFIX": f"bench{uuid.uuid4().hex[:8]}",
-            "MATCHA_ADMIN_TOKEN": ADMIN_TOKEN,
-            "MATCHA_MIGRATE_ON_START": "0",
-            "MATCHA_LOG_LEVEL": "WARNING",
-            **(extra_env or {}),
+            **extra_env,
         }
         proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "service.api.app:create_app",
+            [sys.executable, "-m", "uvicorn", "--factory", factory,
              "--host", "127.0.0.1", "--port", str(port), "--workers", str(WORKERS),
              "--http", PROTOCOL, "--no-access-log", "--log-level", "warning"],
             env=env,
         )  # fmt: skip
-        _wait_until_up(base_url, proc)
+        _wait_until_up(base_url, proc, probe)
         yield base_url, proc.pid, name
     finally:
         if proc is not None:
@@ -798,18 +919,68 @@ def bench_server(
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _against_the_floor(side: dict[str, Any]) -> dict[str, object]:
+    """``socket_cost_vs_floor``: Matcha's socket server + PostgreSQL CPU per command
+    over the floor-with-fan-out's, at the first offered rate (250/s by default);
+    and the table of issue 25 with this run's figures."""
+    rate = RATES[0] if RATES else None
+    rows = [
+        ("the stack's floor (INSERT + commit, PUBLISH, ack)", "floor"),
+        ("the floor with fan-out (+ the opponent's socket via Redis)", "floor_fanout"),
+        ("Matcha over the seat's socket", "socket"),
+        ("Matcha over HTTP", "http"),
+    ]
+    at = f"at {rate}/s" if rate else ""
+    print(f"{'what':<60} {'server + PostgreSQL ms per command':>36}")
+    print(f"{'':<60} {at:>18} {'closed loop':>17}")
+    for label, path in rows:
+        if f"{path}_cpu_ms_per_command" not in side:
+            continue
+        shown = side.get(f"{path}_cpu_ms_per_command_at_{rate}") or {}
+        open_loop = (
+            f"{shown.get('server', 0):.2f} + {shown.get('database', 0):.2f}" if shown else ""
+        )
+        closed = (
+            f"{side[f'{path}_server_cpu_ms_per_command']:.2f}"
+            f" + {side[f'{path}_database_cpu_ms_per_command']:.2f}"
+        )
+        print(f"{label:<60} {open_loop:>18} {closed:>17}")
+    socket = side.get(f"socket_cpu_ms_per_command_at_{rate}")
+    floor = side.get(f"floor_fanout_cpu_ms_per_command_at_{rate}")
+    if not socket or not floor:
+        return {}
+    ratio = (socket["server"] + socket["database"]) / (floor["server"] + floor["database"])
+    print(f"socket_cost_vs_floor (at {rate}/s): {ratio:.2f}  (goal <= 1.5)")
+    return {
+        "socket_cost_vs_floor": round(ratio, 2),
+        "socket_cost_vs_floor_rate": rate,
+        "goal_socket_cost_vs_floor": 1.5,
+        "socket_cost_vs_floor_note": "Matcha's socket path: server + PostgreSQL CPU per"
+        " accepted command at the rate; the floor with fan-out's per move at the same"
+        " offered rate. Matcha's command also carries the opponent's view read and the"
+        " event frames to both seats (with receipts); the floor's move only its row, its"
+        " publish, its ack and the frame to the opponent.",
+    }
+
+
 def main() -> dict[str, object]:
     server_url = os.environ.get(
         "MATCHA_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
     )
-    with bench_server(server_url, "api") as (base_url, pid, name):
-        rec = asyncio.run(_drive(base_url, pid, name)) if OLD_CLOSED_LOOP else None
-        side = asyncio.run(_side_by_side(base_url, pid, name))
+    with contextlib.ExitStack() as stack:
+        api = stack.enter_context(bench_server(server_url, "api"))
+        floor = stack.enter_context(floor_server(server_url)) if FLOOR_PATHS_RUN else None
+        rec = asyncio.run(_drive(*api)) if OLD_CLOSED_LOOP else None
+        servers = {
+            path: api if floor is None or path not in FLOOR_PATHS else floor for path in PATHS
+        }
+        side = asyncio.run(_side_by_side(servers))
 
     result: dict[str, object] = {}
     if rec is not None:
         result = _old_figures(rec)
     result.update(side)
+    result.update(_against_the_floor(side))
     result.update(
         {
             "matches_in_play": MATCHES,
@@ -825,7 +996,11 @@ def main() -> dict[str, object]:
             " reading its view when it has something to do: a GET over HTTP, a view message"
             " over the socket; the socket path also sends every event frame to both seats."
             " CPU per accepted command: server + PostgreSQL (the *_cpu_ms_per_command keys),"
-            " client apart.",
+            " client apart. floor / floor_fanout: the stack's floor (bench/floor_app.py, its"
+            " own uvicorn x api_workers and database, driven by the same load generator and"
+            " CPU accounting): per move one INSERT of a ~300-byte row (autocommit), one Redis"
+            " PUBLISH, an ack; floor_fanout also sends the move to the opponent's socket"
+            " through a Redis subscription on every worker.",
             "goal_socket": {"cpu_ms_per_command": 1.0, "capacity_commands_per_s": 1500,
                             "p99_ms_at_500": 25},
             "goal_http": {"capacity_commands_per_s": 1000, "p99_ms_at_500": 25},

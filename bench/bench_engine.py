@@ -10,8 +10,11 @@
   copies the immutable ``State`` in and out for every command.
 * ``reference_matches_per_s``: the same random self-play on the plain-dict
   second implementation of the rules (tests/engine/reference_rules.py: no
-  typed events, no checks beyond asserts, the same deal), timed in turn with
-  the engine: on a shared machine the ratio is steadier than either figure.
+  typed events, no checks beyond asserts, the same deal), timed interleaved
+  with the engine in alternating turns of 0.1 s, each side's CPU summed
+  apart (``_paired_rates``): on a shared machine the ratio is steadier than
+  either figure (within about 2 % at load 6, where rounds of a second in turn
+  gave 1.1 to 2.1).
 
 Time is the CPU time of this process (``time.process_time``), not the wall
 clock: the machine is shared, and "one core" means the CPU this process got.
@@ -64,6 +67,25 @@ def _rate(work: Callable[[], int]) -> tuple[float, float]:
             done += work()
         rates.append(done / elapsed)
     return statistics.median(rates), max(rates)
+
+
+TURN_S = float(os.environ.get("MATCHA_BENCH_TURN_S", "0.1"))
+"""CPU seconds of one side's turn in ``_paired_rates``: long enough that each side
+runs with its caches warm (the engine's reveal outcomes are ~3 MB: turns of 20
+matches cost it ~15 %), short enough that both share the machine's load."""
+
+
+def _paired_rates(a: Callable[[], int], b: Callable[[], int]) -> tuple[float, float]:
+    """``a`` and ``b`` in alternating turns for ~2 x SECONDS of CPU: each one's units/s."""
+    done = [0, 0]
+    spent = [0.0, 0.0]
+    while sum(spent) < 2 * SECONDS:
+        for k, work in enumerate((a, b)):
+            started = time.process_time()
+            while (elapsed := time.process_time() - started) < TURN_S:
+                done[k] += work()
+            spent[k] += elapsed
+    return done[0] / spent[0], done[1] / spent[1]
 
 
 def _step_match(rng: random.Random) -> list[Event]:
@@ -165,8 +187,10 @@ def main() -> None:
             _reference_match(reference, rules, rng)
         return 20
 
-    # Engine and reference in turn, so both see the same load.
-    pairs = [(_rate(selfplay)[0], _rate(reference_play)[0]) for _ in range(2)]
+    # Engine and reference in alternating turns of TURN_S, each side's CPU time
+    # summed apart: a shared machine's load then falls on both alike (rounds of a
+    # second each, in turn, gave ratios from 1.1 to 2.1 at load 6).
+    pairs = [_paired_rates(selfplay, reference_play) for _ in range(ROUNDS)]
     ratio = statistics.median(engine / ref for engine, ref in pairs)
     reference_rate = statistics.median(ref for _, ref in pairs)
 

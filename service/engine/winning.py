@@ -1,8 +1,13 @@
 """Winning (RULES §6, §9): who qualifies, the comparison, the hand limit."""
 
+from typing import Final
+
 from schemas.cards import Seat
 from schemas.rules import Ruleset
 from schemas.views import Tokens
+
+NO_WINNER: Final[tuple[Seat | None, bool]] = (None, False)
+"""What ``check_win`` answers when play goes on without a comparison."""
 
 
 def qualifies(tokens: Tokens, ruleset: Ruleset) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from array import array
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import psycopg
 from psycopg.copy import QueuedLibpqWriter
@@ -31,6 +31,7 @@ from workers.ratings.layout import (
     cells,
     cells_of,
     little_endian,
+    number_cells,
 )
 
 WRITE_BLOCK = 500
@@ -159,46 +160,38 @@ def _elo_rows(
     return b"".join(block)
 
 
-def write_history_columns(
-    cur: psycopg.Cursor[Any],
-    ladder_id: str,
-    rows: Iterable[tuple[Any, array[int], Sequence[array[float]], array[int]]],
+GlickoBlock: TypeAlias = "tuple[list[Any], list[array[int]], Sequence[Any]]"
+"""A block of players' Glicko-2 histories: their ids, their tags, and the block's
+before, after, RD before, RD after (float64) and period (int64) columns, one entry
+per match, the players one after the other (``glicko2_fold.history_block``)."""
+
+
+def write_history_blocks(
+    cur: psycopg.Cursor[Any], ladder_id: str, blocks: Iterable[GlickoBlock]
 ) -> None:
-    """COPY Glicko-2 histories: per player ``(player id, tags, [before, after,
-    rd_before, rd_after], periods)``, every array one entry per match. Laid out
-    like the Elo history: a block of players' columns at once, then slices."""
+    """COPY Glicko-2 histories, a block of players at a time (``WRITE_BLOCK``):
+    each column laid out for the whole block at once, then a slice per player."""
     ladder_field = _text_field(ladder_id)
     with cur.copy(GLICKO_HISTORY_COPY, writer=QueuedLibpqWriter(cur)) as copy:
         copy.write(BINARY_HEADER)
-        block: list[tuple[Any, array[int], Sequence[array[float]], array[int]]] = []
-        for row in rows:
-            block.append(row)
-            if len(block) == WRITE_BLOCK:
-                copy.write(_glicko_rows(ladder_field, block))
-                block = []
-        if block:
-            copy.write(_glicko_rows(ladder_field, block))
+        for block in blocks:
+            copy.write(_glicko_rows(ladder_field, *block))
         copy.write(BINARY_TRAILER)
 
 
 def _glicko_rows(
-    ladder_field: bytes,
-    block: list[tuple[Any, array[int], Sequence[array[float]], array[int]]],
+    ladder_field: bytes, player_ids: list[Any], tags_of: list[array[int]], columns: Sequence[Any]
 ) -> bytes:
     tags = array("q")
-    doubles = [array("d") for _ in range(4)]
-    periods = array("q")
-    for _player, theirs, columns, their_periods in block:
+    for theirs in tags_of:
         tags += theirs
-        for whole, column in zip(doubles, columns, strict=True):
-            whole += column
-        periods += their_periods
     positions, scores = _tag_cells(tags)
-    before, after, rd_before, rd_after = (memoryview(cells_of(a)) for a in doubles)
-    period_cells = memoryview(cells_of(periods))
+    before, after, rd_before, rd_after, period_cells = (
+        memoryview(number_cells(column)) for column in columns
+    )
     out: list[Any] = []
     first = 0
-    for player_id, theirs, _columns, _periods in block:
+    for player_id, theirs in zip(player_ids, tags_of, strict=True):
         g = len(theirs)
         lo, hi = 12 * first, 12 * (first + g)
         int8s = ARRAY_HEADER(1, 0, INT8_OID, g, 1)

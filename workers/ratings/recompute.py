@@ -24,11 +24,16 @@ import psycopg
 from service.evidence.guard import forged_results
 from workers.ratings import reads
 from workers.ratings.codes import ABORTED, FLIP_OF_CODE, SCORE_OF_CODE
-from workers.ratings.copy_out import RATINGS_COLUMNS, write_elo, write_history_columns
+from workers.ratings.copy_out import (
+    RATINGS_COLUMNS,
+    WRITE_BLOCK,
+    write_elo,
+    write_history_blocks,
+)
 from workers.ratings.elo import EloSettings
 from workers.ratings.elo_fold import Reset, Roster, SelfMatchError, rate_chunks
 from workers.ratings.glicko2 import Glicko2Settings
-from workers.ratings.glicko2_fold import Boundary, history_columns, rate_periods, table_row
+from workers.ratings.glicko2_fold import Boundary, history_block, rate_periods, table_row
 from workers.ratings.settings import RatingSettings
 
 log = logging.getLogger("matcha.workers.ratings")
@@ -216,11 +221,12 @@ def recompute(
     rated = [p for p in range(len(player_ids)) if gfold.tags[p]]
 
     def histories() -> Generator[Any, None, None]:
-        for p in rated:
-            *doubles, periods = history_columns(gfold, p)
-            yield player_ids[p], gfold.tags[p], doubles, periods
+        for start in range(0, len(rated), WRITE_BLOCK):
+            players = rated[start : start + WRITE_BLOCK]
+            ids = [player_ids[p] for p in players]
+            yield ids, [gfold.tags[p] for p in players], history_block(gfold, players)
 
-    write_history_columns(wcur, ladder_id, histories())
+    write_history_blocks(wcur, ladder_id, histories())
     with wcur.copy(f"COPY ratings ({GLICKO_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
         copy.set_types(_GLICKO_TYPES)
         for p in rated:
