@@ -62,6 +62,19 @@ def port_is_free(port: int) -> bool:
         return True
 
 
+def server_could_listen(port: int) -> bool:
+    """Whether a server (which sets SO_REUSEADDR, as PostgreSQL, Redis and nginx do)
+    could listen on ``port`` now: the connections a stopped server leaves in
+    TIME_WAIT do not count, as they would for ``port_is_free``."""
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def spawn(
     argv: Sequence[str],
     *,
@@ -136,6 +149,13 @@ def hand_to(path: Path, user: str | None) -> None:
     import pwd
 
     entry = pwd.getpwnam(user)
+    for folder in path.resolve().parents:
+        mode = folder.stat()
+        if mode.st_uid != entry.pw_uid and not mode.st_mode & 0o001:
+            raise ServerFailed(
+                f"the system user {user!r} cannot reach {path}: {folder} is closed to others "
+                f"(chmod o+x {folder}, or use a folder under one it can traverse)"
+            )
     os.chown(path, entry.pw_uid, entry.pw_gid)
     path.chmod(0o700)
 
