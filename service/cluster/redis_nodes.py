@@ -25,7 +25,14 @@ from typing import Any
 
 import redis
 
-from service.processes import ServerFailed, ServerProcess, spawn, tail, wait_until
+from service.processes import (
+    ServerFailed,
+    ServerProcess,
+    server_could_listen,
+    spawn,
+    tail,
+    wait_until,
+)
 
 REDIS_SERVER = "/usr/bin/redis-server"
 REDIS_CLI = "/usr/bin/redis-cli"
@@ -33,6 +40,25 @@ NODES = 6
 REPLICAS_PER_MASTER = 1
 NODE_TIMEOUT_MS = 2000
 SLOTS = 16384
+
+
+BUS_PORT_OFFSET = 10000
+"""Each node also listens on its port + 10000, for the other nodes (the cluster bus)."""
+
+
+def free_node_ports(count: int = NODES) -> list[int]:
+    """Ports for nodes where both the port and its bus port are free (so under 55536)."""
+    import random
+
+    chosen: list[int] = []
+    while len(chosen) < count:
+        port = random.randrange(20000, 45000)
+        taken = {p for c in chosen for p in (c, c + BUS_PORT_OFFSET)}
+        if {port, port + BUS_PORT_OFFSET} & taken:
+            continue
+        if server_could_listen(port) and server_could_listen(port + BUS_PORT_OFFSET):
+            chosen.append(port)
+    return chosen
 
 
 def binaries_missing() -> str | None:

@@ -46,7 +46,7 @@ class Ports:
     def free(cls, apis: int = 2) -> Ports:
         """Ports nobody listens on now (a test's)."""
         return cls(
-            redis=[free_port() for _ in range(redis_nodes.NODES)],
+            redis=redis_nodes.free_node_ports(),
             primary=free_port(),
             standby=free_port(),
             apis=[free_port() for _ in range(apis)],
