@@ -128,6 +128,14 @@ class PostgresPair:
         with psycopg.connect(self.standby.url, autocommit=True) as conn:
             conn.execute("SELECT pg_promote(wait => true, wait_seconds => %s)", (int(timeout),))
 
+    def restart_standby(self, timeout: float = 60) -> None:
+        """Start the standby again (after a test stopped it) and wait until it streams."""
+        self.standby.stop()
+        self.standby = start_standby(
+            self.standby.folder, self.standby.port, self.primary, timeout=timeout
+        )
+        self.wait_streaming(timeout)
+
     def stop(self, timeout: float = 30) -> None:
         self.standby.stop(timeout)
         self.primary.stop(timeout)
