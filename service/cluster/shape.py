@@ -75,14 +75,17 @@ class Ports:
 
 
 def _this_or_free(port: int, name: str, known: dict[str, object]) -> int:
-    if server_could_listen(port):
+    bus = port + redis_nodes.BUS_PORT_OFFSET if name == "redis" else port
+    if server_could_listen(port) and server_could_listen(bus):
         return port
-    if name == "redis" and "redis" in known:
+    if name != "redis":
+        return free_port()
+    if "redis" in known:
         raise ServerFailed(
             f"port {port} of a Redis node is taken by another process; stop it, or "
             "remove the data folder's redis/ to make a new cluster"
         )
-    return free_port()
+    return redis_nodes.free_node_ports(1)[0]
 
 
 @dataclass

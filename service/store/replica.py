@@ -12,19 +12,25 @@ see what the same client just wrote (read-your-writes: the answer to a
 command, a seat's own view). The standby is never asked to be fresh: a caller
 that needs fresh asks the primary.
 
-**Bounded staleness.** How far behind the standby is, is measured on it,
-every ``MATCHA_STANDBY_CHECK_S`` (1 s), in the background, never in a read's
-way: when it has replayed everything it received, and it is receiving
-(``pg_stat_wal_receiver`` streaming), it is 0 s behind; otherwise as far as
-its last replayed commit is old (``now() - pg_last_xact_replay_timestamp()``).
-Past ``MATCHA_STANDBY_MAX_LAG_S`` (5 s), or not in recovery (promoted, or
-another server), or not streaming (cut off from the primary: how stale is
-unknown), or not answering within 1 s, it is skipped: the reads go to the
-primary until a check finds it close again. A read therefore sees data at
-most ``MAX_LAG_S + CHECK_S`` old. The measure errs on the careful side: after
-a long idle spell, the first write shows as a lag as long as the idle spell
-until it is replayed (a few milliseconds), and the standby is skipped for one
-check.
+**Bounded staleness, by LSN.** Every ``MATCHA_STANDBY_CHECK_S`` (1 s), in the
+background and never in a read's way, the router notes where the primary's
+WAL ends (``pg_current_wal_lsn()``, with the time it asked) and how far the
+standby has replayed (``pg_last_wal_replay_lsn()``). The standby then holds
+everything the primary held at the latest noted time whose position it has
+replayed: its lag is how long ago that was (0 when it has replayed what the
+primary had just now; growing while replay is paused or slow). Past
+``MATCHA_STANDBY_MAX_LAG_S`` (5 s), or not in recovery (promoted, or another
+server), or not answering within 1 s, or with the primary not answering
+(the lag is then unknown), it is skipped: the reads go to the primary until a
+check finds it close again. A read therefore sees data at most
+``MAX_LAG_S + CHECK_S`` old.
+
+Why not ``now() - pg_last_xact_replay_timestamp()``, the usual query: it is
+the age of the last *commit* replayed, which on a quiet primary grows without
+bound while the standby is current, and comparing the received and replayed
+positions to tell "current" apart does not hold either (after a restart the
+standby has received up to a page boundary its replay never reaches): the
+router skipped a caught-up standby for good after a restart with it.
 
 Not configured (``MATCHA_STANDBY_DATABASE_URL`` empty): every read goes to
 the primary, and nothing else changes.
@@ -37,7 +43,8 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,19 +59,21 @@ CHECK_TIMEOUT_S = 1.0
 """A lag check that takes longer counts as a standby that is down."""
 GET_STANDBY_CONNECTION_S = 0.5
 """A read waits this long for a standby connection, then reads the primary."""
+MAX_MARKS = 10_000
+"""The primary's positions kept at most (a bound of hours at a check a second)."""
 STALE_VERDICT_CHECKS = 3
 """A verdict older than this many check intervals (the checker stalled) is not trusted."""
 
-LAG_SQL = """
-SELECT pg_is_in_recovery(),
-       (SELECT status FROM pg_stat_wal_receiver),
-       CASE
-         WHEN NOT pg_is_in_recovery() THEN NULL
-         WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0.0
-         ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8
-       END
-"""
-"""(in recovery, the WAL receiver's status, seconds behind or NULL: unknown)."""
+STANDBY_SQL = "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text"
+PRIMARY_SQL = "SELECT pg_current_wal_lsn()::text"
+
+
+def lsn(text: str | None) -> int | None:
+    """A WAL position ``X/Y`` as a number (None stays None)."""
+    if text is None:
+        return None
+    high, _, low = text.partition("/")
+    return (int(high, 16) << 32) + int(low, 16)
 
 
 def _float(name: str, default: float) -> float:
@@ -88,20 +97,25 @@ class Verdict:
     why: str
     lag_s: float | None
     at: float
-    """When it was measured (``time.monotonic``)."""
+    """When it was measured (``time.monotonic`` at the start of the check)."""
 
 
-def judge(in_recovery: bool, receiver: str | None, lag_s: float | None, max_lag_s: float) -> str:
+def judge(in_recovery: bool, lag_s: float | None, max_lag_s: float) -> str:
     """Why the standby must be skipped, or "" when it may serve lagging reads."""
     if not in_recovery:
         return "not a standby (in recovery: no)"
-    if receiver != "streaming":
-        return f"not streaming from the primary (receiver: {receiver or 'none'})"
     if lag_s is None:
-        return "its lag is unknown (nothing replayed yet)"
+        return "its lag is unknown (no position of the primary replayed yet)"
     if lag_s > max_lag_s:
         return f"{lag_s:.1f} s behind (more than {max_lag_s:g} s)"
     return ""
+
+
+def lag_from_marks(marks: Sequence[tuple[float, int]], replayed: int, now: float) -> float | None:
+    """Seconds since the latest noted (time, primary position) the standby has
+    replayed; None when it replayed none of them."""
+    covered = [at for at, position in marks if position <= replayed]
+    return max(0.0, now - max(covered)) if covered else None
 
 
 class ReadRouting:
@@ -122,6 +136,8 @@ class ReadRouting:
         self.verdict = Verdict(False, "not checked yet", None, float("-inf"))
         self._checking: asyncio.Task[Verdict] | None = None
         self._check_conn: psycopg.AsyncConnection[Any] | None = None
+        # (when, the primary's WAL end then), over the last lag bound and a little more
+        self._marks: deque[tuple[float, int]] = deque(maxlen=MAX_MARKS)
         self.reads = {"primary": 0, "standby": 0}
         """Lagging reads served by each (a measure for tests and metrics)."""
 
@@ -167,31 +183,54 @@ class ReadRouting:
     # ---- measuring ----------------------------------------------------------
 
     async def refresh(self) -> Verdict:
-        """Measure the standby's lag now (a check already running is shared)."""
+        """Measure the standby's lag now."""
+        started = self._clock()
         try:
             async with asyncio.timeout(CHECK_TIMEOUT_S):
-                row = await self._measure()
-            in_recovery, receiver, lag = row
-            why = judge(bool(in_recovery), receiver, lag, self.settings.max_lag_s)
-            verdict = Verdict(not why, why or "ok", lag, self._clock())
-        except (TimeoutError, psycopg.Error, OSError) as error:
+                async with self.primary.connection(timeout=CHECK_TIMEOUT_S) as conn:
+                    cur = await conn.execute(PRIMARY_SQL)
+                    row = await cur.fetchone()
+                primary_end = lsn(row[0] if row else None)
+                in_recovery, replayed = await self._measure()
+            lag = self._lag(started, primary_end, replayed) if in_recovery else None
+            why = judge(in_recovery, lag, self.settings.max_lag_s)
+            verdict = Verdict(not why, why or "ok", lag, started)
+        except (TimeoutError, PoolTimeout, psycopg.Error, OSError) as error:
             await self._drop_check_connection()
-            verdict = Verdict(False, f"down ({type(error).__name__}: {error})", None, self._clock())
+            verdict = Verdict(False, f"down ({type(error).__name__}: {error})", None, started)
+        finally:
+            self._checking = None
+        if verdict.at < self.verdict.at:
+            return self.verdict  # news from before a failed lending: that is newer
         if verdict.usable != self.verdict.usable:
             log.warning("standby reads %s: %s", "on" if verdict.usable else "off", verdict.why)
         self.verdict = verdict
-        self._checking = None
         return verdict
 
-    async def _measure(self) -> tuple[bool, str | None, float | None]:
+    def _lag(self, started: float, primary_end: int | None, replayed: int | None) -> float | None:
+        marks = self._marks
+        if primary_end is not None:
+            marks.append((started, primary_end))
+        while (
+            len(marks) > 1
+            and started - marks[1][0] > self.settings.max_lag_s + 2 * self.settings.check_s
+        ):
+            marks.popleft()  # the oldest kept is older than the bound: enough to tell
+        now = self._clock()
+        lag = None if replayed is None else lag_from_marks(marks, replayed, now)
+        if lag is None and marks and now - marks[0][0] > self.settings.max_lag_s:
+            return now - marks[0][0]  # behind all of the bound's marks: at least this
+        return lag
+
+    async def _measure(self) -> tuple[bool, int | None]:
         if self._check_conn is None or self._check_conn.closed:
             self._check_conn = await psycopg.AsyncConnection.connect(
                 self.settings.url, autocommit=True, connect_timeout=1
             )
-        cur = await self._check_conn.execute(LAG_SQL)
+        cur = await self._check_conn.execute(STANDBY_SQL)
         row = await cur.fetchone()
         assert row is not None
-        return bool(row[0]), row[1], None if row[2] is None else float(row[2])
+        return bool(row[0]), lsn(row[1])
 
     def _mark_down(self, why: str) -> None:
         log.warning("standby reads off: %s", why)
