@@ -58,7 +58,7 @@ from bench.results_file import RESULTS_DIR, merge_results
 RESULTS = RESULTS_DIR / "capacity.json"
 MATCHES = int(os.environ.get("MATCHA_CAPACITY_MATCHES", "40"))
 MEASURE = os.environ.get("MATCHA_CAPACITY_MEASURE", "1") != "0"
-SYNC_APPENDS = int(os.environ.get("MATCHA_CAPACITY_SYNC_APPENDS", "300"))
+SYNC_APPENDS = int(os.environ.get("MATCHA_CAPACITY_SYNC_APPENDS", "600"))
 
 
 def _env_float(name: str, default: float) -> float:
@@ -103,6 +103,28 @@ def _cpu_s(pid: int) -> float:
     return float(times.user + times.system)
 
 
+def _server_cpu_s(postmaster: int) -> float:
+    """All a PostgreSQL server spent: the postmaster, its live processes (backends,
+    WAL writer, checkpointer, WAL sender...), and those it has reaped (a connection
+    that closed): the bench's own server, so nobody else's work is in it."""
+    root = psutil.Process(postmaster)
+    times = root.cpu_times()
+    total = times.user + times.system + times.children_user + times.children_system
+    for child in root.children(recursive=True):
+        try:
+            mine = child.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += mine.user + mine.system
+    return float(total)
+
+
+def _pattern_subscribers(client: redis.Redis) -> int:
+    """Connections holding a pattern subscription (one per API process)."""
+    clients = client.client_list()
+    return sum(1 for c in clients if int(c.get("psub", 0)) > 0)
+
+
 async def _play_whole_matches(base_url: str, tables: list[Any]) -> tuple[int, int, list[str]]:
     """A new match at every table, played to its end: (accepted commands, view reads,
     the matches)."""
@@ -128,19 +150,23 @@ async def _tables(base_url: str, matches: int) -> list[Any]:
         return await _setup(client, matches)
 
 
-def _measure_matches(primary_url: str, redis_url: str, redis_pid: int) -> dict[str, float]:
-    from bench.bench_api import _database_cpu_seconds, bench_server
+def _measure_matches(
+    primary_url: str, postmaster: int, redis_url: str, redis_pid: int
+) -> dict[str, float]:
+    from bench.bench_api import bench_server
     from service.store.db import with_database
     from workers.projections import catch_up_all
 
     with bench_server(primary_url, "capacity", {"REDIS_URL": redis_url}) as (base, _pid, name):
         tables = asyncio.run(_tables(base, MATCHES))
         client = redis.Redis.from_url(redis_url)
-        subscribers = int(client.execute_command("PUBSUB", "NUMPAT"))  # type: ignore[no-untyped-call]
+        subscribers = _pattern_subscribers(client)
         with psycopg.connect(primary_url, autocommit=True) as conn:
             wal0, redis0, redis_cpu0 = _lsn(conn), _redis_counts(client), _cpu_s(redis_pid)
+            pg0 = _server_cpu_s(postmaster)
             commands, reads, played = asyncio.run(_play_whole_matches(base, tables))
             wal1, redis1, redis_cpu1 = _lsn(conn), _redis_counts(client), _cpu_s(redis_pid)
+            pg_cpu = _server_cpu_s(postmaster) - pg0
         database = with_database(primary_url, name)
         with psycopg.connect(database, autocommit=True) as conn:
             row = conn.execute(
@@ -148,11 +174,10 @@ def _measure_matches(primary_url: str, redis_url: str, redis_pid: int) -> dict[s
             ).fetchone()
         events = int(row[0]) if row else 0
         # The projections of those matches, as a worker applies them when matches end.
-        before, cpu0 = _database_cpu_seconds(name), time.process_time()
+        pg0, cpu0 = _server_cpu_s(postmaster), time.process_time()
         done = catch_up_all(database)
         worker_cpu = time.process_time() - cpu0
-        after = _database_cpu_seconds(name)
-        projection_db_cpu = sum(t - before.get(pid, 0.0) for pid, t in after.items())
+        projection_db_cpu = _server_cpu_s(postmaster) - pg0
     publishes = redis1["publishes"] - redis0["publishes"]
     delivered = publishes * max(subscribers, 1)  # a pattern subscription per API process
     operations = redis1["commands"] - redis0["commands"] + delivered
@@ -165,6 +190,7 @@ def _measure_matches(primary_url: str, redis_url: str, redis_pid: int) -> dict[s
         "events_per_command": events / max(commands, 1),
         "wal_bytes_per_match": (wal1 - wal0) / MATCHES,
         "wal_bytes_per_command": (wal1 - wal0) / max(commands, 1),
+        "postgres_server_cpu_ms_per_command": pg_cpu * 1000 / max(commands, 1),
         "redis_publishes_per_command": publishes / max(commands, 1),
         "redis_commands_per_command": (redis1["commands"] - redis0["commands"]) / max(commands, 1),
         "redis_pattern_subscribers": subscribers,
@@ -325,7 +351,11 @@ def measure() -> dict[str, Any]:
         pair = start_postgres_pair(folder / "postgres", free_port(), free_port())
         redis_url, redis_proc = _start_redis(folder / "redis")
         try:
-            figures: dict[str, Any] = _measure_matches(pair.primary.url, redis_url, redis_proc.pid)
+            assert pair.primary.server is not None
+            postmaster = pair.primary.server.pid
+            figures: dict[str, Any] = _measure_matches(
+                pair.primary.url, postmaster, redis_url, redis_proc.pid
+            )
             figures["redis_cpu_us_per_operation"] = _redis_cpu_per_operation(
                 redis_url, redis_proc.pid
             )
@@ -365,12 +395,17 @@ def _read(name: str) -> dict[str, Any]:
 
 def costs(measured: dict[str, Any]) -> tuple[Costs, dict[str, str]]:
     """The model's inputs, and where each comes from."""
+    here = f"capacity.json (measured {measured.get('measured_at', '?')})"
     api, live = _read("api.json"), _read("live.json")
     scenarios: list[dict[str, Any]] = live.get("scenarios", [])
     frames = next((s for s in scenarios if s.get("scenario") == "many_matches"), {})
     chosen = Costs(
         api_cpu_ms_per_command=float(api["server_cpu_ms_per_command"]),
-        db_cpu_ms_per_command=float(api["database_cpu_ms_per_command"]),
+        # The whole server's CPU when measured here (its backends, and the WAL writer, the
+        # checkpointer, the WAL sender to the standby...), else the backends' (api.json)
+        db_cpu_ms_per_command=float(
+            measured.get("postgres_server_cpu_ms_per_command", api["database_cpu_ms_per_command"])
+        ),
         frame_cpu_us=float(frames["server_cpu_us_per_frame"]),
         events_per_command=float(measured["events_per_command"]),
         commands_per_match=float(measured["commands_per_match"]),
@@ -380,10 +415,14 @@ def costs(measured: dict[str, Any]) -> tuple[Costs, dict[str, str]]:
         redis_publishes_per_command=float(measured["redis_publishes_per_command"]),
         redis_cpu_us_per_operation=float(measured["redis_cpu_us_per_operation"]),
     )
-    here = f"capacity.json (measured {measured.get('measured_at', '?')})"
     sources = {
         "api_cpu_ms_per_command": "api.json server_cpu_ms_per_command (HTTP, view read included)",
-        "db_cpu_ms_per_command": "api.json database_cpu_ms_per_command",
+        "db_cpu_ms_per_command": (
+            f"{here}: the whole primary's CPU (api.json counts its backends only:"
+            f" {api.get('database_cpu_ms_per_command')} ms)"
+            if "postgres_server_cpu_ms_per_command" in measured
+            else "api.json database_cpu_ms_per_command"
+        ),
         "frame_cpu_us": "live.json many_matches server_cpu_us_per_frame (100 x 10 spectators)",
         **{
             k: here
@@ -477,7 +516,8 @@ def scenarios(c: Costs, a: Assumptions) -> list[Plan]:
 def _print(plans: list[Plan], c: Costs, a: Assumptions, measured: dict[str, Any]) -> None:
     print(
         f"costs: command {c.api_cpu_ms_per_command:.2f} ms API + {c.db_cpu_ms_per_command:.2f} ms"
-        f" PostgreSQL; viewer frame {c.frame_cpu_us:.0f} us; {c.events_per_command:.2f} events"
+        f" PostgreSQL (the whole primary); viewer frame {c.frame_cpu_us:.0f} us;"
+        f" {c.events_per_command:.2f} events"
         f" per command, {c.commands_per_match:.1f} commands per match; projections"
         f" {c.projection_cpu_ms_per_match:.2f} ms per ended match; WAL"
         f" {c.wal_bytes_per_command:,.0f} B per command"
