@@ -258,15 +258,18 @@ class Subscriber:
     # ---- keeping the subscriptions -----------------------------------------
 
     async def _run(self) -> None:
-        backoff = BACKOFF_FIRST_S
+        backoff, failures = BACKOFF_FIRST_S, 0
         while not self._closed:
             self._changed.clear()
             try:
                 await self._apply()
-                backoff = BACKOFF_FIRST_S
+                backoff, failures = BACKOFF_FIRST_S, 0
             except (RedisError, RedisClusterException, OSError) as error:
                 self._refresh = self._broker.sharded
-                log.warning("broker: subscribing failed (%s); again in %.1f s", error, backoff)
+                failures += 1
+                # the first failure of a streak is news; the retries of a failover are not
+                level = logging.WARNING if failures == 1 else logging.DEBUG
+                log.log(level, "broker: subscribing failed (%s); trying again with backoff", error)
                 await asyncio.sleep(backoff * (0.5 + random.random()))
                 backoff = min(backoff * 2, BACKOFF_MAX_S)
                 continue
