@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from service.processes import (
     free_port,
     hand_to,
     port_is_free,
+    run_checked,
     spawn,
     wait_until,
 )
@@ -172,7 +172,7 @@ def start_postgres(data_dir: Path, timeout: float = 60) -> tuple[str, EmbeddedPo
     log = data_dir.parent / f"{data_dir.name}.log"
     _chown_to(data_dir, user)
     if not (data_dir / "PG_VERSION").exists():
-        done = subprocess.run(
+        run_checked(
             [
                 str(bin_dir / "initdb"),
                 "-D",
@@ -183,12 +183,9 @@ def start_postgres(data_dir: Path, timeout: float = 60) -> tuple[str, EmbeddedPo
                 "-U",
                 "postgres",
             ],
+            f"initdb in {data_dir}",
             user=user,
-            capture_output=True,
-            text=True,
         )
-        if done.returncode != 0:
-            raise EmbeddedServerError(f"initdb failed in {data_dir}:\n{done.stdout}\n{done.stderr}")
     _stop_leftover_postmaster(data_dir)
     sock = _socket_dir(data_dir)
     # its own process group: a Ctrl-C in the terminal reaches only `matcha run`,

@@ -101,6 +101,18 @@ def spawn(
         )
 
 
+def run_checked(
+    argv: Sequence[str], what: str, *, user: str | None = None, timeout: float = 120
+) -> None:
+    """Run a setup command to its end (initdb, pg_basebackup, redis-cli --cluster
+    create); one that fails is an error that shows what it said."""
+    done = subprocess.run(
+        list(argv), user=user, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if done.returncode != 0:
+        raise ServerFailed(f"{what} failed:\n{done.stdout}\n{done.stderr}")
+
+
 def tail(path: Path, lines: int = 20) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])

@@ -55,14 +55,17 @@ def cluster() -> None:
     two APIs behind nginx, two workers."""
 
 
-@cluster.command("up")
-@click.option(
+_data_dir = click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=DEFAULT_DATA_DIR,
     show_default=True,
     help="Where the servers keep their data and the processes their logs.",
 )
+
+
+@cluster.command("up")
+@_data_dir
 @click.option("--port", type=int, default=None, help="The proxy's port [8080, else a free one].")
 @click.option(
     "--services-redis",
@@ -109,12 +112,7 @@ def up(data_dir: Path, port: int | None, services_redis: str, fresh: bool) -> No
 
 
 @cluster.command("stop")
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_DATA_DIR,
-    show_default=True,
-)
+@_data_dir
 def stop(data_dir: Path) -> None:
     """Stop the cluster `matcha cluster up` runs on this data folder (from another terminal)."""
     path = data_dir.expanduser().resolve() / f"{COMMAND.replace(' ', '-')}.lock"

@@ -20,7 +20,6 @@ import contextlib
 import os
 import shutil
 import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +27,14 @@ from pathlib import Path
 
 import psycopg
 
-from service.processes import ServerFailed, ServerProcess, hand_to, spawn, wait_until
+from service.processes import (
+    ServerFailed,
+    ServerProcess,
+    hand_to,
+    run_checked,
+    spawn,
+    wait_until,
+)
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 SLOT = "matcha_standby"
@@ -142,9 +148,7 @@ class PostgresPair:
 
 
 def _run(argv: list[str], what: str) -> None:
-    done = subprocess.run(argv, user=_user(), capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        raise ServerFailed(f"{what} failed:\n{done.stdout}\n{done.stderr}")
+    run_checked(argv, what, user=_user())
 
 
 def _new_folder(folder: Path) -> None:

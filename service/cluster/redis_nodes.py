@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ import redis
 from service.processes import (
     ServerFailed,
     ServerProcess,
+    run_checked,
     server_could_listen,
     spawn,
     tail,
@@ -254,7 +254,7 @@ def _known_nodes(node: RedisNode) -> int:
 
 
 def _create(cluster: RedisCluster, timeout: float) -> None:
-    done = subprocess.run(
+    run_checked(
         [
             REDIS_CLI,
             "--cluster",
@@ -264,12 +264,9 @@ def _create(cluster: RedisCluster, timeout: float) -> None:
             str(REPLICAS_PER_MASTER),
             "--cluster-yes",
         ],
-        capture_output=True,
-        text=True,
+        "redis-cli --cluster create",
         timeout=timeout,
     )
-    if done.returncode != 0:
-        raise ServerFailed(f"redis-cli --cluster create failed:\n{done.stdout}\n{done.stderr}")
 
 
 def start_redis_cluster(

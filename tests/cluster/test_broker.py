@@ -70,6 +70,14 @@ def _one_channel_per_master(cluster: RedisCluster, prefix: str) -> dict[int, str
     return found
 
 
+def _watched_shard(cluster: RedisCluster, prefix: str, name: str) -> tuple[str, int, int]:
+    """A match channel, the master serving it, and that master's replica."""
+    channel = match_channel(prefix, name)
+    master = cluster.master_of(channel)
+    (replica,) = [p for p, m in cluster.layout().items() if m == master]
+    return channel, master, replica
+
+
 def _shard_subscribers(cluster: RedisCluster, port: int, channel: str) -> int:
     answer = cluster.node(port).ask("PUBSUB", "SHARDNUMSUB", channel)
     return int(answer[1])
@@ -165,9 +173,7 @@ async def test_given_a_master_killed_mid_stream_then_its_replica_serves_and_the_
     healthy_cluster: RedisCluster, redis_prefix: str
 ) -> None:
     cluster = healthy_cluster
-    channel = match_channel(redis_prefix, "kill-its-master")
-    master = cluster.master_of(channel)
-    (replica,) = [p for p, m in cluster.layout().items() if m == master]
+    channel, master, replica = _watched_shard(cluster, redis_prefix, "kill-its-master")
     watcher, publisher = Broker(cluster.url), Broker(cluster.url)
     sent: list[int] = []
     stop = asyncio.Event()
@@ -212,9 +218,7 @@ async def test_given_an_operators_failover_then_the_subscription_follows_the_slo
     healthy_cluster: RedisCluster, redis_prefix: str
 ) -> None:
     cluster = healthy_cluster
-    channel = match_channel(redis_prefix, "manual-failover")
-    master = cluster.master_of(channel)
-    (replica,) = [p for p, m in cluster.layout().items() if m == master]
+    channel, _, replica = _watched_shard(cluster, redis_prefix, "manual-failover")
     watcher, publisher = Broker(cluster.url), Broker(cluster.url)
     try:
         sub = watcher.subscriber()
