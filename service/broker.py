@@ -56,6 +56,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException, RedisError
 
 log = logging.getLogger(__name__)
@@ -314,10 +315,30 @@ class Subscriber:
         else:
             name, host, port = "single", "", 0
         link = self._links.get(name)
+        if link is not None and not link.channels and self._broker.sharded:
+            # idle since its channels left: the node may no longer be a master
+            self._links.pop(name)
+            await self._close_link(link)
+            link = None
         if link is None:
             link = self._open_link(name, host, port)
+            if self._broker.sharded:
+                await self._require_master(link)
             self._links[name] = link
         return link
+
+    async def _require_master(self, link: _Link) -> None:
+        """A node the cluster's view calls a master, right after a failover, may be
+        the old master turned replica (that view settles by gossip): ask it. A replica
+        would take the subscription too, and count nowhere on the new master."""
+        try:
+            role = await link.client.execute_command("ROLE")
+        except BaseException:
+            await self._close_link(link)
+            raise
+        if _text(role[0]) != "master":
+            await self._close_link(link)
+            raise RedisConnectionError(f"{link.name} is a {_text(role[0])} now; asking again")
 
     def _open_link(self, name: str, host: str, port: int) -> _Link:
         # Our own connection, failing loudly (no silent retries): a lost subscription
