@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from service.cluster import shape as shapes
+from service.store.db import with_database
 from service.supervisor import Supervisor, lock_folder
 
 COMMAND = "matcha cluster"
@@ -28,14 +29,12 @@ def _banner(shape: shapes.Shape, data_dir: Path, token: str) -> None:
     click.echo(f"Redis Cluster: {cluster.url}")
     click.echo(f"               masters {', '.join(map(str, masters))}; replicas {replicas}")
     click.echo(f"               (pids {pids}); the services use {shape.services_redis_url}")
-    for server, url in (
-        (pair.primary, shape.database_url),
-        (pair.standby, shape.standby_database_url),
-    ):
-        role = "primary" if server is pair.primary else "standby"
+    for role, server in (("primary", pair.primary), ("standby", pair.standby)):
+        url = with_database(server.url, "matcha", user="matcha_app")
         pid = server.server.pid if server.server is not None else "?"
         click.echo(f"PostgreSQL:    {role} {url} (pid {pid})")
-    click.echo("               streaming through the slot matcha_standby")
+    click.echo("               streaming through the slot matcha_standby; the services write")
+    click.echo(f"               through {shape.database_url}")
     click.echo("Migrations:    applied")
     for n, url in enumerate(shape.api_urls, start=1):
         click.echo(f"API {n}:         {url}/ (log {data_dir / 'logs' / f'api-{n}.log'})")

@@ -92,6 +92,13 @@ class PostgresPair:
     primary: PostgresServer
     standby: PostgresServer
 
+    def writer_url(self, database: str = "postgres", user: str = "postgres") -> str:
+        """Both servers, the one that takes writes chosen at each connection (libpq's
+        ``target_session_attrs=read-write``): the primary, and after a promotion the
+        former standby, with nothing to reconfigure. What the services are given."""
+        hosts = f"127.0.0.1:{self.primary.port},127.0.0.1:{self.standby.port}"
+        return f"postgresql://{user}@{hosts}/{database}?target_session_attrs=read-write"
+
     def wait_streaming(self, timeout: float = 60) -> None:
         """Until the primary sees the standby streaming through its slot."""
         deadline = time.monotonic() + timeout

@@ -103,14 +103,14 @@ class Shape:
 
 
 def _database_urls(pair: postgres_pair.PostgresPair) -> tuple[str, str, str]:
-    """(owner URL to migrate, app URL on the primary, app URL on the standby)."""
+    """(owner URL to migrate, the app's URL of whichever server takes writes, the
+    app's URL on the standby)."""
     from service.run import app_database
 
-    migrate_url, app_url = app_database(pair.primary.url)
-    standby = with_database(
-        postgres_pair.server_url(pair.standby.port), "matcha", user="matcha_app"
-    )
-    return migrate_url, app_url, standby
+    migrate_url, _ = app_database(pair.primary.url)
+    writer = pair.writer_url("matcha", user="matcha_app")
+    standby = with_database(pair.standby.url, "matcha", user="matcha_app")
+    return migrate_url, writer, standby
 
 
 def services_env(shape: Shape, data_dir: Path, token: str) -> dict[str, str]:
