@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test bench lint schemas worker clean
+.PHONY: install run cluster cluster-stop cluster-test test bench lint schemas worker clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,24 @@ install: $(STAMP)
 # `make run ARGS="--port 9000 --data-dir /srv/matcha"`; Ctrl-C stops everything it started
 run: install
 	$(BIN)/matcha run $(ARGS)
+
+# The clustered shape on this machine (docs/scaling.md): 6 Redis nodes in cluster mode,
+# a PostgreSQL primary + hot standby, nginx sticky by match id over two APIs, two workers.
+# Debian's redis-server, PostgreSQL 15 and nginx (installed here when missing); data in
+# var/cluster. `make cluster ARGS="--fresh"` starts a new one; Ctrl-C or
+# `make cluster-stop` (from another terminal) stops everything it started.
+cluster: install
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx)
+	$(BIN)/matcha cluster up $(ARGS)
+
+cluster-stop: install
+	$(BIN)/matcha cluster stop $(ARGS)
+
+# The tests that start the clustered shape's servers (tests/cluster; about two minutes,
+# so not in `make test`, where they are skipped saying so).
+cluster-test: install
+	MATCHA_CLUSTER_TESTS=1 $(BIN)/python -m pytest tests/cluster
 
 worker: install
 	$(BIN)/matcha worker

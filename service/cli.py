@@ -13,6 +13,7 @@ COMMANDS: dict[str, str] = {
     "api": "service.api.serve:api_command",
     "audit": "service.audit.cli:audit",
     "bots": "service.bots.cli:bots",
+    "cluster": "service.cluster.command:cluster",
     "export": "workers.export:export",
     "keys": "service.evidence.cli:keys",
     "migrate": "service.store.migrate:migrate_command",

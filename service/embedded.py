@@ -20,122 +20,42 @@ the kernel sends them a fast-shutdown signal when their parent dies
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
-import socket
-import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from service.errors import MatchaError
+# die_with_parent, free_port and port_is_free are imported from here by `matcha run` and
+# the tests, as before they moved to service.processes: named in __all__.
+from service.processes import (
+    ServerFailed,
+    ServerProcess,
+    die_with_parent,
+    free_port,
+    hand_to,
+    port_is_free,
+    run_checked,
+    spawn,
+    wait_until,
+)
 
-_PR_SET_PDEATHSIG = 1
 _PG_SYSTEM_USER = "pgserver"
 # a unix socket path longer than this does not fit in sockaddr_un on Linux
 _MAX_SOCKET_PATH = 100
 
-
-class EmbeddedServerError(MatchaError):
-    status = 500
-    default_code = "embedded_server_failed"
-
-
-def die_with_parent(sig: int) -> Callable[[], None]:
-    """A preexec_fn asking the kernel to send `sig` to the child when its parent dies."""
-
-    def preexec() -> None:
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL("libc.so.6", use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, sig)
-
-    return preexec
-
-
-def free_port() -> int:
-    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def port_is_free(port: int) -> bool:
-    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
-def _wait_until(
-    ready: Callable[[], bool], proc: subprocess.Popen[bytes], what: str, log: Path, timeout: float
-) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise EmbeddedServerError(
-                f"{what} exited with code {proc.returncode}; its log ({log}):\n{_tail(log)}"
-            )
-        if ready():
-            return
-        time.sleep(0.1)
-    proc.kill()
-    proc.wait()
-    raise EmbeddedServerError(
-        f"{what} was not ready within {timeout:.0f}s; log ({log}):\n{_tail(log)}"
-    )
-
-
-def _tail(path: Path, lines: int = 20) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
-def _stop(proc: subprocess.Popen[bytes], sig: int, timeout: float) -> None:
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(sig)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+EmbeddedServerError = ServerFailed
+"""An embedded server that would not start."""
 
 
 # ---------------------------------------------------------------- PostgreSQL
 
 
-class _ServerProcess:
-    """A server child process with its data folder, URL and log; `stop()` ends it
-    with the signal that makes this server shut down cleanly."""
-
-    stop_signal: signal.Signals
-
-    def __init__(self, data_dir: Path, proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-        self.data_dir = data_dir
-        self.proc = proc
-        self.url = url
-        self.log = log
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def stop(self) -> None:
-        _stop(self.proc, self.stop_signal, timeout=30)
-
-
-class EmbeddedPostgres(_ServerProcess):
+class EmbeddedPostgres(ServerProcess):
     """A PostgreSQL server child process; `cleanup()` stops it (fast shutdown)."""
 
     # SIGINT is PostgreSQL's "fast" shutdown: roll back open sessions, checkpoint, exit.
     stop_signal = signal.SIGINT
-    cleanup = _ServerProcess.stop
+    cleanup = ServerProcess.stop
 
 
 def _pg_bin() -> Path:
@@ -183,14 +103,10 @@ def _chown_to(path: Path, user: str | None) -> None:
     """Hand PGDATA to the server's system user; initdb then creates everything inside as it."""
     if user is None:
         return
-    import pwd
-
     from pgserver.utils import ensure_prefix_permissions
 
-    entry = pwd.getpwnam(user)
     ensure_prefix_permissions(path)  # the user must be able to traverse to it
-    os.chown(path, entry.pw_uid, entry.pw_gid)
-    path.chmod(0o700)
+    hand_to(path, user)
 
 
 def _socket_dir(data_dir: Path) -> Path:
@@ -256,7 +172,7 @@ def start_postgres(data_dir: Path, timeout: float = 60) -> tuple[str, EmbeddedPo
     log = data_dir.parent / f"{data_dir.name}.log"
     _chown_to(data_dir, user)
     if not (data_dir / "PG_VERSION").exists():
-        done = subprocess.run(
+        run_checked(
             [
                 str(bin_dir / "initdb"),
                 "-D",
@@ -267,36 +183,30 @@ def start_postgres(data_dir: Path, timeout: float = 60) -> tuple[str, EmbeddedPo
                 "-U",
                 "postgres",
             ],
+            f"initdb in {data_dir}",
             user=user,
-            capture_output=True,
-            text=True,
         )
-        if done.returncode != 0:
-            raise EmbeddedServerError(f"initdb failed in {data_dir}:\n{done.stdout}\n{done.stderr}")
     _stop_leftover_postmaster(data_dir)
     sock = _socket_dir(data_dir)
-    with log.open("ab") as log_file:
-        proc = subprocess.Popen(
-            [
-                str(bin_dir / "postgres"),
-                "-D",
-                str(data_dir),
-                "-h",
-                "",
-                "-k",
-                str(sock),
-                "-c",
-                "max_connections=200",
-            ],
-            user=user,
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            # its own process group: a Ctrl-C in the terminal reaches only `matcha run`,
-            # which then stops the servers last, after the processes using them
-            process_group=0,
-            preexec_fn=die_with_parent(signal.SIGINT),
-        )
+    # its own process group: a Ctrl-C in the terminal reaches only `matcha run`,
+    # which then stops the servers last, after the processes using them
+    proc = spawn(
+        [
+            str(bin_dir / "postgres"),
+            "-D",
+            str(data_dir),
+            "-h",
+            "",
+            "-k",
+            str(sock),
+            "-c",
+            "max_connections=200",
+        ],
+        user=user,
+        log=log,
+        # SIGINT is PostgreSQL's "fast" shutdown
+        stop_signal=signal.SIGINT,
+    )
     url = f"postgresql://postgres@/postgres?host={sock}"
 
     def ready() -> bool:
@@ -307,19 +217,19 @@ def start_postgres(data_dir: Path, timeout: float = 60) -> tuple[str, EmbeddedPo
         except psycopg.Error:
             return False
 
-    _wait_until(ready, proc, "PostgreSQL", log, timeout)
+    wait_until(ready, proc, "PostgreSQL", log, timeout)
     return url, EmbeddedPostgres(data_dir, proc, url, log)
 
 
 # --------------------------------------------------------------------- Redis
 
 
-class EmbeddedRedis(_ServerProcess):
+class EmbeddedRedis(ServerProcess):
     """A redis-server child process; `shutdown()` stops it after saving its data."""
 
     # SIGTERM makes redis-server flush the append-only file and exit
     stop_signal = signal.SIGTERM
-    shutdown = _ServerProcess.stop
+    shutdown = ServerProcess.stop
 
 
 def _remembered_port(data_dir: Path, port: int | None) -> int:
@@ -368,14 +278,7 @@ def start_redis(
         "--logfile",
         str(log),
     ]
-    proc = subprocess.Popen(
-        args,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        process_group=0,
-        preexec_fn=die_with_parent(signal.SIGTERM),
-    )
+    proc = spawn(args, stop_signal=signal.SIGTERM)
     url = f"redis://127.0.0.1:{port}/0"
 
     def ready() -> bool:
@@ -389,5 +292,17 @@ def start_redis(
         except redis.RedisError:
             return False
 
-    _wait_until(ready, proc, "Redis", log, timeout)
+    wait_until(ready, proc, "Redis", log, timeout)
     return url, EmbeddedRedis(data_dir, proc, url, log)
+
+
+__all__ = [
+    "EmbeddedPostgres",
+    "EmbeddedRedis",
+    "EmbeddedServerError",
+    "die_with_parent",
+    "free_port",
+    "port_is_free",
+    "start_postgres",
+    "start_redis",
+]
