@@ -6,13 +6,15 @@ from typing import Final
 
 import msgspec
 
+from schemas.bounds import Positive
+
 RECEIPT_FORMAT: Final = "matcha-receipt/1"
 
 
-class Receipt(msgspec.Struct, frozen=True, kw_only=True):
+class Receipt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     format: str = RECEIPT_FORMAT
     match_id: str
-    version: int
+    version: Positive
     blinded_hash: str
     """``heads.blinded(salt, chain hash of version)``, hex."""
     server_time: str

@@ -172,14 +172,15 @@ async def play_out(
 
 
 @contextlib.asynccontextmanager
-async def serve_in_process(settings: Settings) -> AsyncIterator[str]:
-    """The real app under uvicorn on a free port, in this event loop; yields its base URL."""
+async def serve_in_process(settings: Settings, app: Any = None) -> AsyncIterator[str]:
+    """The real app (``app``, else one made from ``settings``) under uvicorn on a free
+    port, in this event loop; yields its base URL."""
     from service.api.app import create_app
 
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(settings),
+            app if app is not None else create_app(settings),
             host="127.0.0.1",
             port=port,
             log_level="warning",

@@ -222,6 +222,8 @@ def problem_of(exc: Exception, instance: str) -> Problem:
         status, code, detail = exc.status, exc.code, exc.detail
     elif isinstance(exc, msgspec.DecodeError | msgspec.ValidationError):
         status, code, detail = 400, "validation_error", f"The request body is not valid: {exc}."
+    elif isinstance(exc, RecursionError):  # msgspec's depth limit: the client's nesting
+        status, code, detail = 400, "validation_error", "The request body is nested too deeply."
     elif isinstance(exc, psycopg.OperationalError):
         log.warning("database unavailable on %s: %s", instance, exc)
         status, code = 503, "database_unavailable"

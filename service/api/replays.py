@@ -21,9 +21,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 from anyio import to_thread
 from litestar import Request, Response, get, post
-from litestar.params import QueryParameter
+from litestar.params import Parameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
+from schemas.bounds import INT32_MAX
 from schemas.events import DisputeFiled, MatchCreated
 from schemas.rules import MatchTerms
 from schemas.views import EventView, MatchView, Viewer
@@ -170,7 +171,7 @@ async def get_replay(match_id: str, pool: AsyncConnectionPool, viewer: Player | 
 )
 async def get_frame(
     match_id: str,
-    n: int,
+    n: Annotated[int, Parameter(ge=1, le=INT32_MAX)],
     pool: AsyncConnectionPool,
     viewer: Player | None,
     view: Annotated[ReplayView, QueryParameter()] = "public",
