@@ -2,7 +2,7 @@
 "Receipts"). Part of the contract: command answers, a seat's live frames, the
 record export and disputes carry it; ``service.evidence.receipts`` makes and checks it."""
 
-from typing import Final
+from typing import Annotated, Final
 
 import msgspec
 
@@ -22,3 +22,14 @@ class Receipt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     key_id: str
     signature: str
     """Ed25519 over ``service.store.heads.head_message``, standard base64."""
+
+
+MAX_PRESENTED: Final = 1000
+"""Receipts one request may present (a match has a few dozen appends at most)."""
+
+
+class ReceiptsBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Receipts a player presents: to check them (``POST …/receipts/check``) or to
+    audit the log against them (``POST /api/admin/matches/{id}/audit``)."""
+
+    receipts: Annotated[list[Receipt], msgspec.Meta(max_length=MAX_PRESENTED)]

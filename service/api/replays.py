@@ -225,7 +225,7 @@ async def export_record(
     into a match, is answered with a 409 problem+json listing what the audit
     found (``errors``), never a 5xx.
     """
-    from service.evidence.record import record_evidence, unsigned
+    from service.audit.record_evidence import record_evidence, unsigned
 
     evidence = getattr(request.app.state, "evidence", None)
     async with pool.connection() as conn:
@@ -254,7 +254,7 @@ async def export_record(
     receipt, proof = found.receipt, found.checkpoint
     if withheld is not None:
         # what this record holds is signed too: the last signed head before the withheld part
-        from service.evidence.record import signed_receipt
+        from service.audit.record_evidence import signed_receipt
 
         if receipt is not None and receipt.version >= withheld:
             async with pool.connection() as conn:

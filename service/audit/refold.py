@@ -32,6 +32,7 @@ from schemas.events import (
     encode_event,
 )
 from schemas.rules import RULESETS
+from service import engine as default_engine
 from service.audit.diff import first_difference
 from service.audit.report import Finding, RefoldCheck
 from service.audit.rows import RawRow
@@ -48,12 +49,6 @@ class Engine(Protocol):
     def decide(self, state: Any, command: Any) -> list[Any]: ...
     def evolve(self, state: Any, event: Any, at: datetime | None = None) -> Any: ...
     def time_out(self, state: Any, seat: Any, at: datetime) -> list[Any]: ...
-
-
-def _engine() -> Engine:
-    from service import engine
-
-    return engine
 
 
 def as_json(event: Event) -> Any:
@@ -227,7 +222,7 @@ def refold(
     of a live match), since a difference in the match-ended event would
     otherwise print it; ``live`` keeps a deal the log has not reached out of it.
     """
-    eng = engine or _engine()
+    eng: Engine = engine or default_engine
     game_rows = [r for r in rows if r.type not in ADMIN_TYPES]
     if not game_rows:
         return RefoldCheck(

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 import msgspec
 
+from service.errors import ValidationFailed
 from service.evidence.checkpoints import proof_problem
+from service.evidence.config import EvidenceSettings, load_public_keys
 from service.evidence.keys import Keyring, load_keyring, rotate
 from service.evidence.receipts import Receipt, decode_receipts, receipt_holds, receipt_problem
-
-if TYPE_CHECKING:
-    from workers.replays import MatchRecord
+from workers.replays import MatchRecord, check_record, decode_record
 
 
 def _receipt_against_record(
@@ -53,8 +52,6 @@ def verify_record(
     data: bytes, receipts: list[tuple[str, Receipt]], keyring: Keyring | None
 ) -> tuple[list[str], list[str]]:
     """(what holds, what does not) for a record and receipts; pure."""
-    from workers.replays import check_record, decode_record
-
     record = decode_record(data)
     ok: list[str] = []
     problems: list[str] = []
@@ -165,8 +162,6 @@ def signed_checks(
 )
 def verify(record: Path, receipts: tuple[Path, ...], keys_file: Path | None) -> None:
     """Check a match RECORD (GET /api/matches/{id}/record) and RECEIPTS offline."""
-    from service.errors import ValidationFailed
-
     try:
         keyring = Keyring.from_json(keys_file.read_bytes()) if keys_file else None
         held: list[tuple[str, Receipt]] = []
@@ -195,8 +190,6 @@ def keys() -> None:
 @keys.command("show")
 def show() -> None:
     """Print every public key as JSON (what GET /api/keys serves)."""
-    from service.evidence.config import EvidenceSettings, load_public_keys
-
     click.echo(load_public_keys(EvidenceSettings()).to_json().decode())
 
 
@@ -206,8 +199,6 @@ def rotate_command() -> None:
 
     Restart the API processes afterwards; what the old key signed keeps verifying.
     """
-    from service.evidence.config import EvidenceSettings
-
     settings = EvidenceSettings()
     if not settings.key_path.exists():
         raise click.ClickException(f"no signing key at {settings.key_path}")
