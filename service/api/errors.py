@@ -94,9 +94,26 @@ def _field_errors(extra: Any) -> list[dict[str, Any]]:
     return out
 
 
+NO_BODY = "This request needs a JSON body: send an object ({} when you set none of its fields)"
+
+
+def _missing_body(error: dict[str, Any]) -> bool:
+    """Litestar's words for a request without the body the route reads: the body
+    parameter ``data`` missing (its message is the KeyError's, ``'data'``)."""
+    return error["field"] == "data" and error["message"] in ("'data'", "")
+
+
 def _validation_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     assert isinstance(exc, ValidationException)
     errors = _field_errors(exc.extra)
+    if any(_missing_body(e) for e in errors):
+        return problem_response(
+            request,
+            400,
+            "validation_error",
+            NO_BODY + ".",
+            errors=[{"field": "", "source": "body", "message": NO_BODY}],
+        )
     where = ", ".join(e["field"] for e in errors if e["field"])
     messages = "; ".join(e["message"] for e in errors if e["message"])
     detail = "The request is not valid"
