@@ -135,7 +135,9 @@ class JobStatus(msgspec.Struct, frozen=True, kw_only=True):
     description: str | None
     progress: dict[str, Any] | None
     """``{"phase", "done", "total"}`` while a recompute runs."""
-    result: Any | None
+    result: Any
+    """What the job returned (null until it finished). ``Any``, not ``Any | None``:
+    null is already any value, and the union made null match two schemas at once."""
     error: str | None
     enqueued_at: datetime | None
     started_at: datetime | None
