@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import requests
 import schemathesis
-from conftest import EXAMPLES, STATEFUL_RUNS, STATEFUL_STEPS, World
+from fuzz_world import EXAMPLES, STATEFUL_RUNS, STATEFUL_STEPS, World
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
@@ -88,7 +88,6 @@ def test_no_operation_answers_a_5xx_or_off_its_schema(world: World, role: str) -
         strategy = operation.as_strategy()
         if known:
             strategy = st.one_of(strategy, operation.as_strategy(path_parameters=known))
-        streaming = operation.definition.raw.get("operationId") in STREAMS
 
         @settings(
             max_examples=EXAMPLES,
@@ -98,7 +97,7 @@ def test_no_operation_answers_a_5xx_or_off_its_schema(world: World, role: str) -
         )
         @given(case=strategy)
         def fuzz(case: Any) -> None:
-            if streaming:
+            if case.operation.definition.raw.get("operationId") in STREAMS:
                 _open_stream(world, session, headers, case)
                 return
             case.call_and_validate(
