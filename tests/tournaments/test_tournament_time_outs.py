@@ -99,7 +99,7 @@ async def test_given_an_untimed_tournament_game_a_time_out_claim_is_refused_and_
     assert await _results(pool) == [], "the game is still open"
 
 
-async def test_given_a_timed_tournament_game_a_claim_1_ms_early_records_nothing_and_on_time_a_forfeit(
+async def test_given_a_timed_tournament_game_a_claim_1_ms_early_records_nothing_on_time_a_forfeit(
     pool: AsyncConnectionPool,
 ) -> None:
     core, now, match_id = await _game(pool, MatchTerms(clock=RealTime(base_s=30, no_show_s=10)))
