@@ -85,7 +85,10 @@ def _field_errors(extra: Any) -> list[dict[str, Any]]:
             out.append(
                 {
                     "field": str(item.get("key") or item.get("field") or ""),
-                    "source": str(item.get("source") or "body"),
+                    # Litestar names the source with its enum (ParamType.PATH): its value
+                    "source": str(
+                        getattr(item.get("source"), "value", item.get("source")) or "body"
+                    ),
                     "message": str(item.get("message") or ""),
                 }
             )
