@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -24,6 +25,17 @@ from service.api.seat_state import bot_request
 from service.bots import Bot, heuristic_bot, random_bot
 from service.embedded import free_port
 from service.settings import Settings
+
+
+class HandClock:
+    """A clock moved by hand (``clock.at += ...``): what a test injects as the match
+    core's ``now``, so that "1 ms early" is exact and nothing sleeps."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def __call__(self) -> datetime:
+        return self.at
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from api_harness import Api, assert_problem, events_rows
+from harness import HandClock
 from litestar import Litestar
 
 from service.api.app import app_state
@@ -24,18 +25,8 @@ MS = timedelta(milliseconds=1)
 BLITZ = {"kind": "real_time", "base_s": 10, "increment_s": 1, "no_show_s": 5}
 
 
-class Clock:
-    """The match core's clock, moved by hand."""
-
-    def __init__(self) -> None:
-        self.at = T0
-
-    def __call__(self) -> datetime:
-        return self.at
-
-
-def clocked(app: Litestar) -> Clock:
-    now = Clock()
+def clocked(app: Litestar) -> HandClock:
+    now = HandClock(T0)
     app_state(app).matches.now = now
     return now
 

@@ -35,6 +35,7 @@ import msgspec
 import psycopg
 import pytest
 from fuzz_world import SERVICE_EXAMPLES, SERVICE_STEPS, World
+from harness import HandClock
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -77,14 +78,6 @@ class Seeds:
 
     def randbelow(self, _: int) -> int:
         return self.n % 2
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.at = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.at
 
 
 def _rows(conn: psycopg.Connection[Any], match_id: str) -> tuple[list[RawRow], str | None]:
@@ -147,7 +140,7 @@ def _machine(world: World) -> type[RuleBasedStateMachine]:
     class Service(RuleBasedStateMachine):
         @initialize()
         def a_world(self) -> None:
-            self.clock = Clock()
+            self.clock = HandClock(datetime.now(UTC))
             core.now = self.clock
             core_module.secrets = Seeds()  # type: ignore[assignment]
             tag = uuid.uuid4().hex[:8]

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from harness import HandClock
 from litestar import Litestar
 from live_harness import WAIT_S, Driver, SeatSocket, serve_in_process
 from websockets.asyncio.client import connect
@@ -94,25 +95,17 @@ MS = timedelta(milliseconds=1)
 BLITZ = {"kind": "real_time", "base_s": 10, "increment_s": 1, "no_show_s": 5}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.at = T0
-
-    def __call__(self) -> datetime:
-        return self.at
-
-
 @pytest.fixture
-async def clocked(live_settings: Settings) -> AsyncIterator[tuple[str, Litestar, Clock]]:
+async def clocked(live_settings: Settings) -> AsyncIterator[tuple[str, Litestar, HandClock]]:
     app = create_app(live_settings)
     async with serve_in_process(live_settings, app) as base:
-        now = Clock()
+        now = HandClock(T0)
         app_state(app).matches.now = now
         yield base, app, now
 
 
 async def test_given_a_timed_match_a_late_move_on_the_socket_loses_on_time_and_no_claim_exists(
-    clocked: tuple[str, Litestar, Clock], store: EventStore
+    clocked: tuple[str, Litestar, HandClock], store: EventStore
 ) -> None:
     base, app, now = clocked
     async with httpx.AsyncClient(base_url=f"http://{base}", timeout=30) as client:

@@ -8,6 +8,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from harness import HandClock
 from psycopg_pool import AsyncConnectionPool
 from tournament_engine import AT
 
@@ -28,15 +29,7 @@ T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 MS = timedelta(milliseconds=1)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.at = T0
-
-    def __call__(self) -> datetime:
-        return self.at
-
-
-async def _game(pool: AsyncConnectionPool, terms: MatchTerms) -> tuple[MatchCore, Clock, str]:
+async def _game(pool: AsyncConnectionPool, terms: MatchTerms) -> tuple[MatchCore, HandClock, str]:
     """A running two-player Swiss tournament whose one game's match has started."""
     events = EventStore(pool)
 
@@ -44,7 +37,7 @@ async def _game(pool: AsyncConnectionPool, terms: MatchTerms) -> tuple[MatchCore
         return terms
 
     core = MatchCore(events, ladder_terms=ladder_terms)
-    now = Clock()
+    now = HandClock(T0)
     core.now = now
     service = TournamentService(pool)
     await service.execute(
