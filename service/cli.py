@@ -22,7 +22,7 @@ COMMANDS: dict[str, str] = {
     "run": "service.run:run",
     "schemas": "service.schema_export:schemas",
     "simulate": "service.simulate:simulate",
-    "verify": "service.evidence.cli:verify",
+    "verify": "service.verify:verify",
     "tournament": "service.tournaments.cli:tournament",
     "worker": "workers.cli:worker",
 }

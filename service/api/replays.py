@@ -321,7 +321,7 @@ async def import_record(request: Request[Any, Any, Any]) -> RecordCheck:
     evidence = getattr(request.app.state, "evidence", None)
     if evidence is not None and (record.receipt is not None or record.checkpoint is not None):
         # what the record says the service signed must verify with the service's keys
-        from service.evidence.cli import signed_checks
+        from service.verify import signed_checks
 
         _, problems = signed_checks(record, [], evidence.keyring, require_receipt=False)
         if problems:
