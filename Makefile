@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run cluster cluster-stop cluster-test test bench lint schemas worker clean
+.PHONY: install run cluster cluster-stop cluster-test test fuzz bench lint schemas worker clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,13 @@ worker: install
 
 test: install
 	$(BIN)/python -m pytest
+
+# The long fuzz run (docs/api.md "Fuzzing"): Schemathesis over every operation and
+# the whole-service property test with far more examples than `make test` gives them.
+fuzz: install
+	MATCHA_FUZZ_EXAMPLES=60 MATCHA_FUZZ_STEPS=40 MATCHA_FUZZ_SCENARIOS=30 \
+	MATCHA_SERVICE_EXAMPLES=60 MATCHA_SERVICE_STEPS=60 \
+	$(BIN)/python -m pytest tests/fuzz --timeout 7200 -q
 
 bench: install
 	$(BIN)/python -m bench

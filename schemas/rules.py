@@ -24,7 +24,14 @@ class Ruleset(msgspec.Struct, frozen=True, kw_only=True):
 Seconds = Annotated[int, msgspec.Meta(ge=1, le=366 * 86_400)]
 
 
-class RealTime(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="real_time"):
+class RealTime(
+    msgspec.Struct,
+    frozen=True,
+    kw_only=True,
+    tag_field="kind",
+    tag="real_time",
+    forbid_unknown_fields=True,
+):
     """Real-time play: each seat starts with ``base_s`` and gains ``increment_s``
     after each move of its own (Fischer increment)."""
 
@@ -36,7 +43,12 @@ class RealTime(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag=
 
 
 class Correspondence(
-    msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="correspondence"
+    msgspec.Struct,
+    frozen=True,
+    kw_only=True,
+    tag_field="kind",
+    tag="correspondence",
+    forbid_unknown_fields=True,
 ):
     """Correspondence play: a deadline of ``per_move_s`` for every move."""
 

@@ -5,8 +5,11 @@ gathers them, importing lazily so ``matcha simulate`` never loads the web stack.
 """
 
 import importlib
+from typing import Any
 
 import click
+
+from service.cli_errors import explain
 
 # name -> "module:attribute" of a click command
 COMMANDS: dict[str, str] = {
@@ -20,13 +23,28 @@ COMMANDS: dict[str, str] = {
     "run": "service.run:run",
     "schemas": "service.schema_export:schemas",
     "simulate": "service.simulate:simulate",
-    "verify": "service.evidence.cli:verify",
+    "verify": "service.verify:verify",
     "tournament": "service.tournaments.cli:tournament",
     "worker": "workers.cli:worker",
 }
 
 
 class _LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; whatever it lets out becomes one sentence on stderr and
+        its exit status (``service.cli_errors``), never a traceback."""
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise  # click's own: a usage error is already one line, exit 2
+        except KeyboardInterrupt:
+            ctx.exit(130)
+        except Exception as exc:
+            status, sentence = explain(exc)
+            name = ctx.invoked_subcommand or "matcha"
+            click.echo(f"matcha {name}: {sentence}", err=True)
+            ctx.exit(status)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 

@@ -77,6 +77,14 @@ class Conflict(MatchaError):
     default_code = "conflict"
 
 
+class LogInconsistent(MatchaError):
+    """A match's log no longer folds into a match: rows were changed behind the
+    store (docs/audit.md). Nothing of it is shown; an admin audit names the fault."""
+
+    status = 409
+    default_code = "match_log_inconsistent"
+
+
 class Unavailable(MatchaError):
     """The service cannot take this request now; the client may retry shortly."""
 

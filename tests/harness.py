@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -24,6 +25,17 @@ from service.api.seat_state import bot_request
 from service.bots import Bot, heuristic_bot, random_bot
 from service.embedded import free_port
 from service.settings import Settings
+
+
+class HandClock:
+    """A clock moved by hand (``clock.at += ...``): what a test injects as the match
+    core's ``now``, so that "1 ms early" is exact and nothing sleeps."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def __call__(self) -> datetime:
+        return self.at
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -172,14 +184,15 @@ async def play_out(
 
 
 @contextlib.asynccontextmanager
-async def serve_in_process(settings: Settings) -> AsyncIterator[str]:
-    """The real app under uvicorn on a free port, in this event loop; yields its base URL."""
+async def serve_in_process(settings: Settings, app: Any = None) -> AsyncIterator[str]:
+    """The real app (``app``, else one made from ``settings``) under uvicorn on a free
+    port, in this event loop; yields its base URL."""
     from service.api.app import create_app
 
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(settings),
+            app if app is not None else create_app(settings),
             host="127.0.0.1",
             port=port,
             log_level="warning",

@@ -26,7 +26,7 @@ from litestar.params import QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.events import DisputeFiled, MatchAnnulled
-from schemas.receipts import Receipt
+from schemas.receipts import Receipt, ReceiptsBody
 from service.api.auth import Player
 from service.api.deps import caller_of, requires_role
 from service.audit.audit import audit_seen_by
@@ -34,6 +34,7 @@ from service.audit.disputes import disputes_seen_by
 from service.audit.report import AuditReport, DisputeState
 from service.audit.timing import DEFAULT_GAP_S
 from service.audit.trail import AdminAction, admin_actions, parse_filters
+from service.evidence.service import Evidence
 from service.matches import Accepted, MatchCore
 from service.settings import Settings
 from service.store import EventStore
@@ -154,16 +155,44 @@ async def audit(
 
     While the match is played an admin reads it as a spectator would: every
     check runs over the whole log, but the report shows only the public log."""
-    evidence = getattr(state, "evidence", None)
+    async with pool.connection() as conn:
+        return await audit_seen_by(
+            conn, match_id, caller_of(player), _evidence(state), gap_threshold_s=gap_s
+        )
+
+
+@post(
+    "/api/admin/matches/{match_id:str}/audit",
+    operation_id="auditMatchWithReceipts",
+    tags=["admin"],
+    guards=[requires_role("admin")],
+    status_code=200,
+)
+async def audit_with_receipts(
+    match_id: str,
+    data: ReceiptsBody,
+    pool: AsyncConnectionPool,
+    player: Player,
+    state: State,
+    gap_s: Annotated[float, QueryParameter(gt=0)] = DEFAULT_GAP_S,
+) -> AuditReport:
+    """The audit of ``GET /api/admin/matches/{id}/audit``, also checked against the
+    receipts a player presents (in a dispute)."""
     async with pool.connection() as conn:
         return await audit_seen_by(
             conn,
             match_id,
             caller_of(player),
+            _evidence(state),
+            receipts=data.receipts,
             gap_threshold_s=gap_s,
-            keyring=None if evidence is None else evidence.keyring,
-            checkpoints=None if evidence is None else evidence.checkpoints,
         )
+
+
+def _evidence(state: State) -> Evidence | None:
+    """The evidence this process holds (loaded at start by the evidence plug-in)."""
+    evidence: Evidence | None = getattr(state, "evidence", None)
+    return evidence
 
 
 @post(
@@ -226,4 +255,12 @@ async def list_admin_actions(
     return await admin_actions(store, pool, filters, limit=limit)
 
 
-ROUTES = [file_dispute, list_disputes, audit, decide_dispute, annul_match, list_admin_actions]
+ROUTES = [
+    file_dispute,
+    list_disputes,
+    audit,
+    audit_with_receipts,
+    decide_dispute,
+    annul_match,
+    list_admin_actions,
+]

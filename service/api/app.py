@@ -49,6 +49,7 @@ from service.api.auth import TokenCache
 from service.api.deps import DEPENDENCIES
 from service.api.docs_assets import swagger_plugin
 from service.api.errors import EXCEPTION_HANDLERS, document_problems
+from service.api.openapi_doc import ArrayLikeStructs, HomogeneousTuples, add_links
 from service.botplay.plugin import BotPlayPlugin
 from service.evidence import plugin as evidence_plugin
 from service.evidence import routes as evidence_routes
@@ -265,7 +266,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[_lifespan],
-        plugins=[plugin() for plugin in PLUGINS],
+        plugins=[*(plugin() for plugin in PLUGINS), ArrayLikeStructs(), HomogeneousTuples()],
         openapi_config=openapi,
         debug=False,
         # The largest honest body is a record to check: a 10-hand match is ~200 KB.
@@ -275,6 +276,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         for handler in getattr(route, "route_handlers", ()):
             _one_operation_id_per_path(handler)
             document_problems(handler)
+    add_links(app)
     app.state.settings = settings
     app.state.tokens = TokenCache()
     return app

@@ -85,7 +85,10 @@ def _field_errors(extra: Any) -> list[dict[str, Any]]:
             out.append(
                 {
                     "field": str(item.get("key") or item.get("field") or ""),
-                    "source": str(item.get("source") or "body"),
+                    # Litestar names the source with its enum (ParamType.PATH): its value
+                    "source": str(
+                        getattr(item.get("source"), "value", item.get("source")) or "body"
+                    ),
                     "message": str(item.get("message") or ""),
                 }
             )
@@ -94,9 +97,26 @@ def _field_errors(extra: Any) -> list[dict[str, Any]]:
     return out
 
 
+NO_BODY = "This request needs a JSON body: send an object ({} when you set none of its fields)"
+
+
+def _missing_body(error: dict[str, Any]) -> bool:
+    """Litestar's words for a request without the body the route reads: the body
+    parameter ``data`` missing (its message is the KeyError's, ``'data'``)."""
+    return error["field"] == "data" and error["message"] in ("'data'", "")
+
+
 def _validation_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     assert isinstance(exc, ValidationException)
     errors = _field_errors(exc.extra)
+    if any(_missing_body(e) for e in errors):
+        return problem_response(
+            request,
+            400,
+            "validation_error",
+            NO_BODY + ".",
+            errors=[{"field": "", "source": "body", "message": NO_BODY}],
+        )
     where = ", ".join(e["field"] for e in errors if e["field"])
     messages = "; ".join(e["message"] for e in errors if e["message"])
     detail = "The request is not valid"
@@ -222,6 +242,8 @@ def problem_of(exc: Exception, instance: str) -> Problem:
         status, code, detail = exc.status, exc.code, exc.detail
     elif isinstance(exc, msgspec.DecodeError | msgspec.ValidationError):
         status, code, detail = 400, "validation_error", f"The request body is not valid: {exc}."
+    elif isinstance(exc, RecursionError):  # msgspec's depth limit: the client's nesting
+        status, code, detail = 400, "validation_error", "The request body is nested too deeply."
     elif isinstance(exc, psycopg.OperationalError):
         log.warning("database unavailable on %s: %s", instance, exc)
         status, code = 503, "database_unavailable"

@@ -14,6 +14,7 @@ from psycopg.errors import UniqueViolation
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from schemas.bounds import Count
 from schemas.rules import DEFAULT_TERMS, MatchTerms, TimeControl
 from service.api.auth import Player
 from service.api.creates import IdempotencyKey, create_once, request_hash
@@ -23,9 +24,6 @@ from service.matches import new_id
 from service.matches.facts import LadderTerms
 from workers.ratings.glicko2 import Glicko2Settings
 from workers.ratings.settings import SYSTEMS, RatingSettings, settings_from_json
-
-NonNegative = Annotated[int, msgspec.Meta(ge=0)]
-
 
 RatingSystem = Literal["elo", "glicko2"]
 
@@ -57,9 +55,9 @@ class LadderBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     rating_system: RatingSystem = "elo"
     rating: dict[str, Any] | None = None
     """The settings of ``rating_system`` (docs/ratings.md); missing keys take the defaults."""
-    spectator_delay_s: NonNegative = 0
+    spectator_delay_s: Count = 0
     hide_hands_in_replay: bool = False
-    dispute_window_s: NonNegative = 86400
+    dispute_window_s: Count = 86400
     clock: TimeControl | None = None
     """The time control of the ladder's matches (docs/clocks.md); None: untimed."""
     challenge_clocks: bool = False

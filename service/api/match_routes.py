@@ -17,6 +17,7 @@ from litestar import Request, get, post
 from litestar.params import HeaderParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
+from schemas.bounds import INT32_MAX, Version
 from schemas.cards import Card, Seat, Target
 from schemas.commands import Command, KeepCards, Pass, PlayCard, Resign, SeatCommand
 from schemas.views import LogEntry, MatchView
@@ -36,20 +37,20 @@ from service.store.heads import head_salt
 class PlayBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     card: Card
     target: Target
-    expected_version: int | None = None
+    expected_version: Version | None = None
 
 
 class PassBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    expected_version: int | None = None
+    expected_version: Version | None = None
 
 
 class KeepBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     cards: tuple[Card, ...] = ()
-    expected_version: int | None = None
+    expected_version: Version | None = None
 
 
 class ResignBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    expected_version: int | None = None
+    expected_version: Version | None = None
 
 
 CommandBody = PlayBody | PassBody | KeepBody | ResignBody
@@ -289,7 +290,7 @@ async def get_match_events(
     match_id: str,
     viewer: Player | None,
     matches: MatchCore,
-    after: Annotated[int, QueryParameter(ge=0)] = 0,
+    after: Annotated[int, QueryParameter(ge=0, le=INT32_MAX)] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 200,
 ) -> list[LogEntry]:
     """The match's log after version ``after``, redacted for the caller."""

@@ -20,6 +20,7 @@ from litestar.params import Parameter
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from schemas.bounds import INT32_MAX
 from service.api.deps import requires_role
 from service.errors import MatchaError, NotFound, Unavailable, ValidationFailed
 from service.settings import Settings
@@ -134,7 +135,9 @@ class JobStatus(msgspec.Struct, frozen=True, kw_only=True):
     description: str | None
     progress: dict[str, Any] | None
     """``{"phase", "done", "total"}`` while a recompute runs."""
-    result: Any | None
+    result: Any
+    """What the job returned (null until it finished). ``Any``, not ``Any | None``:
+    null is already any value, and the union made null match two schemas at once."""
     error: str | None
     enqueued_at: datetime | None
     started_at: datetime | None
@@ -262,7 +265,7 @@ async def leaderboard(
     ladder_id: str,
     pool: AsyncConnectionPool,
     limit: Annotated[int, Parameter(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Parameter(ge=0)] = 0,
+    offset: Annotated[int, Parameter(ge=0, le=INT32_MAX)] = 0,
 ) -> Leaderboard:
     """The ladder's players best first: rating (± 2 RD on Glicko-2), games, W/D/L,
     losses on time, recent trend, provisional mark."""
@@ -298,7 +301,7 @@ async def player_ratings(
     player_id: str,
     pool: AsyncConnectionPool,
     limit: Annotated[int, Parameter(ge=1, le=1000)] = 100,
-    after_game: Annotated[int, Parameter(ge=0)] = 0,
+    after_game: Annotated[int, Parameter(ge=0, le=INT32_MAX)] = 0,
 ) -> PlayerRatings:
     """A player's rating history on a ladder: before, after and change per match, oldest first."""
     return await rating_history(pool, ladder_id, player_id, limit=limit, after_game=after_game)

@@ -21,9 +21,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 from anyio import to_thread
 from litestar import Request, Response, get, post
-from litestar.params import QueryParameter
+from litestar.params import Parameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
+from schemas.bounds import INT32_MAX
 from schemas.events import DisputeFiled, MatchCreated
 from schemas.rules import MatchTerms
 from schemas.views import EventView, MatchView, Viewer
@@ -170,7 +171,7 @@ async def get_replay(match_id: str, pool: AsyncConnectionPool, viewer: Player | 
 )
 async def get_frame(
     match_id: str,
-    n: int,
+    n: Annotated[int, Parameter(ge=1, le=INT32_MAX)],
     pool: AsyncConnectionPool,
     viewer: Player | None,
     view: Annotated[ReplayView, QueryParameter()] = "public",
@@ -224,7 +225,7 @@ async def export_record(
     into a match, is answered with a 409 problem+json listing what the audit
     found (``errors``), never a 5xx.
     """
-    from service.evidence.record import record_evidence, unsigned
+    from service.audit.record_evidence import record_evidence, unsigned
 
     evidence = getattr(request.app.state, "evidence", None)
     async with pool.connection() as conn:
@@ -253,7 +254,7 @@ async def export_record(
     receipt, proof = found.receipt, found.checkpoint
     if withheld is not None:
         # what this record holds is signed too: the last signed head before the withheld part
-        from service.evidence.record import signed_receipt
+        from service.audit.record_evidence import signed_receipt
 
         if receipt is not None and receipt.version >= withheld:
             async with pool.connection() as conn:
@@ -320,7 +321,7 @@ async def import_record(request: Request[Any, Any, Any]) -> RecordCheck:
     evidence = getattr(request.app.state, "evidence", None)
     if evidence is not None and (record.receipt is not None or record.checkpoint is not None):
         # what the record says the service signed must verify with the service's keys
-        from service.evidence.cli import signed_checks
+        from service.verify import signed_checks
 
         _, problems = signed_checks(record, [], evidence.keyring, require_receipt=False)
         if problems:

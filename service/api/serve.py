@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 import click
+import psycopg
 import uvicorn
 
 from service.api.http_protocol import PROTOCOL
@@ -58,12 +59,22 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
 @click.option(
     "--host", default=None, help="Interface to listen on (default: $MATCHA_HOST or 127.0.0.1)."
 )
-@click.option("--port", type=int, default=None, help="Port (default: $MATCHA_PORT or 8000).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Port (default: $MATCHA_PORT or 8000).",
+)
 @click.option("--workers", type=int, default=1, show_default=True, help="uvicorn worker processes.")
 def api_command(host: str | None, port: int | None, workers: int) -> None:
     """Serve the HTTP API (needs DATABASE_URL; REDIS_URL optional)."""
     settings = load_settings()
     host = host or settings.api.host
     port = port or settings.api.port
+    if not settings.database.url:
+        raise click.UsageError("DATABASE_URL is not set: give the event store's PostgreSQL URL.")
+    # Asked once before uvicorn starts, so a wrong URL is one sentence (matcha's
+    # error line, exit 2), not the lifespan's traceback from inside uvicorn.
+    psycopg.connect(settings.database.url, connect_timeout=10).close()
     click.echo(f"Matcha API on http://{host}:{port}  (OpenAPI: /schema/openapi.json)")
     serve(settings, host, port, workers)

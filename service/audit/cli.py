@@ -8,11 +8,10 @@ The exit status is what a script checks before publishing standings:
 from __future__ import annotations
 
 import asyncio
-import functools
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import click
 import msgspec
@@ -27,12 +26,16 @@ from service.audit.rows import match_ids
 from service.audit.timing import DEFAULT_GAP_S
 from service.cli_defaults import (
     database_options,
+    default_data_dir,
     ladder_match_ids,
     player_match_ids,
     resolve_ladder,
     resolve_player,
 )
 from service.cli_defaults import database_url as database_url_or_local
+from service.evidence.config import EvidenceSettings
+from service.evidence.receipts import decode_receipts
+from service.evidence.service import Evidence, evidence_at
 from service.matches.policy import Caller
 
 OPERATOR = Caller(player_id=None, roles=frozenset({"admin"}))
@@ -56,47 +59,44 @@ class AuditSummary(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class _Evidence(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``--keys``, ``--checkpoints`` and ``--receipt`` name (else the environment's)."""
+    """What ``--keys``, ``--checkpoints`` and ``--receipt`` name (else the data folder's)."""
 
     keys: str | None = None
     checkpoints: str | None = None
     receipts: tuple[str, ...] = ()
+    data_dir: Path | None = None
+    own_folder: bool = True
+    """The database is the data folder's (no URL given, or ``--data-dir`` named)."""
 
 
-_logs: dict[Any, Any] = {}
+def _found(ev: _Evidence, *, own_folder: bool) -> Evidence | None:
+    """The service's public keys and checkpoint log, found where the service keeps
+    them: ``--keys`` / ``--checkpoints``, else the environment the service reads
+    ($MATCHA_PUBLIC_KEYS_FILE, $MATCHA_CHECKPOINT_DIR, $MATCHA_DATA_DIR), else, when
+    the database is the data folder's own (``own_folder``: no URL given, or
+    ``--data-dir``), that folder's, as ``matcha run`` lays it out. Else none: the
+    report then says signatures and checkpoints were not checked."""
+    base = EvidenceSettings()
+    folder = base.data_dir
+    if not folder and own_folder:
+        folder = str(ev.data_dir or default_data_dir())
+    settings = replace(
+        base,
+        public_keys_file=ev.keys or base.public_keys_file,
+        checkpoint_dir=ev.checkpoints or base.checkpoint_dir,
+        data_dir=str(ev.data_dir) if ev.data_dir else folder,
+    )
+    return evidence_at(settings)
 
 
-@functools.cache
-def _keyring(path: str) -> Any:
-    from pathlib import Path
-
-    from service.evidence.keys import Keyring
-
-    return Keyring.from_json(Path(path).read_bytes())
-
-
-async def _audit(conn: AsyncConnection, match_id: str, gap_s: float, ev: _Evidence) -> AuditReport:
-    from pathlib import Path
-
-    from service.evidence.checkpoints import checkpoint_log_for
-    from service.evidence.receipts import decode_receipts
-
-    keyring = _keyring(ev.keys) if ev.keys else None
-    checkpoints = None
-    if ev.checkpoints:
-        found = await checkpoint_log_for(conn, Path(ev.checkpoints))
-        checkpoints = _logs.setdefault(found.path, found)  # read once per run, then appended
+async def _audit(
+    conn: AsyncConnection, match_id: str, gap_s: float, ev: _Evidence, evidence: Evidence | None
+) -> AuditReport:
     receipts = [r for path in ev.receipts for r in decode_receipts(Path(path).read_bytes())]
-    # The operator audits as an administrator: the viewer policy shows a live
-    # match's public log only, as the API does.
+    # The operator audits as an administrator, through the one audit the API runs:
+    # the viewer policy shows a live match's public log only, as the API does.
     return await audit_seen_by(
-        conn,
-        match_id,
-        OPERATOR,
-        gap_threshold_s=gap_s,
-        keyring=keyring,
-        checkpoints=checkpoints,
-        receipts=receipts,
+        conn, match_id, OPERATOR, evidence, receipts=receipts, gap_threshold_s=gap_s
     )
 
 
@@ -104,7 +104,7 @@ async def _one(
     url: str, match_id: str, as_json: bool, gap_s: float, log: bool, ev: _Evidence
 ) -> bool:
     async with await AsyncConnection.connect(url, autocommit=True) as conn:
-        report = await _audit(conn, match_id, gap_s, ev)
+        report = await _audit(conn, match_id, gap_s, ev, _found(ev, own_folder=ev.own_folder))
     if as_json:
         click.echo(to_json(report).decode())
     else:
@@ -119,11 +119,12 @@ Scope = tuple[str, "list[str] | None"]
 async def _many(url: str, scope: Scope, as_json: bool, gap_s: float, ev: _Evidence) -> bool:
     lines: list[MatchLine] = []
     name, chosen = scope
+    evidence = _found(ev, own_folder=ev.own_folder)
     async with await AsyncConnection.connect(url, autocommit=True) as conn:
         ids = chosen if chosen is not None else await match_ids(conn)
         bar = tqdm(ids, desc="auditing", unit="match", file=sys.stderr, disable=not ids)
         for match_id in bar:
-            report = await _audit(conn, match_id, gap_s, ev)
+            report = await _audit(conn, match_id, gap_s, ev, evidence)
             lines.append(
                 MatchLine(
                     match_id=match_id,
@@ -212,7 +213,13 @@ def audit(
     chosen = sum((match_id is not None, ladder_id is not None, player is not None, every))
     if chosen != 1:
         raise click.UsageError("Give exactly one of MATCH_ID, --ladder, --player or --all.")
-    ev = _Evidence(keys=keys, checkpoints=checkpoints, receipts=receipts)
+    ev = _Evidence(
+        keys=keys,
+        checkpoints=checkpoints,
+        receipts=receipts,
+        data_dir=data_dir,
+        own_folder=database_url is None or data_dir is not None,
+    )
     url = database_url_or_local(database_url, data_dir)
     if match_id is not None:
         ok = asyncio.run(_one(url, match_id, as_json, gap_seconds, not no_log, ev))

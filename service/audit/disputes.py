@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from service.audit.admin_events import disputes as dispute_states
+from service.audit.refold import as_json
 from service.audit.report import DisputeState
 from service.audit.rows import RawRow
 from service.store import StoredEvent
@@ -18,8 +19,6 @@ from service.store import StoredEvent
 
 def _rows(events: Sequence[StoredEvent]) -> list[RawRow]:
     """Stored events as the audit's rows, to share one reading of dispute states."""
-    from service.audit.refold import as_json
-
     return [
         RawRow(
             position=e.position,

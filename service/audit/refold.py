@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
 import msgspec
@@ -31,6 +32,7 @@ from schemas.events import (
     encode_event,
 )
 from schemas.rules import RULESETS
+from service import engine as default_engine
 from service.audit.diff import first_difference
 from service.audit.report import Finding, RefoldCheck
 from service.audit.rows import RawRow
@@ -45,14 +47,8 @@ class Engine(Protocol):
 
     def initial_state(self, seed: str | None = None) -> Any: ...
     def decide(self, state: Any, command: Any) -> list[Any]: ...
-    def evolve(self, state: Any, event: Any) -> Any: ...
-    def time_out(self, state: Any, seat: Any) -> list[Any]: ...
-
-
-def _engine() -> Engine:
-    from service import engine
-
-    return engine
+    def evolve(self, state: Any, event: Any, at: datetime | None = None) -> Any: ...
+    def time_out(self, state: Any, seat: Any, at: datetime) -> list[Any]: ...
 
 
 def as_json(event: Event) -> Any:
@@ -94,23 +90,24 @@ def command_for(event: Event) -> SeatCommand | None:
             return None
 
 
-def _replay(eng: Engine, state: Any, event: Event) -> list[Event] | None:
-    """What the engine emits for the command behind ``event`` (None: no command leads to it)."""
+def _replay(eng: Engine, state: Any, event: Event, at: datetime) -> list[Event] | None:
+    """What the engine emits for the command behind ``event``, taken at ``at`` (when the
+    row was recorded: the clocks judge it then); None: no command leads to it."""
     command = command_for(event)
     if command is not None:
-        return eng.decide(state, command)
+        return eng.decide(state, msgspec.structs.replace(command, at=at))
     if isinstance(event, MatchEnded) and event.reason == "timeout":
-        # The organiser's clock is not a seat's command: ask the engine what a
-        # time-out of the loser yields here.
+        # The clock is not a seat's command: ask the engine what a time-out of
+        # the loser yields at the instant it was recorded (refused if early).
         if event.winner is None:
             raise RuleError("no_loser", "A time-out must name a winner.")
-        return eng.time_out(state, 1 - event.winner)
+        return eng.time_out(state, 1 - event.winner, at)
     if isinstance(event, MatchEnded) and event.reason == "aborted":
         # A no-show: the seat whose first move never came (the engine aborts
         # only a timed match for a seat that has not moved).
         for seat in (0, 1):
             try:
-                replayed = eng.time_out(state, seat)
+                replayed = eng.time_out(state, seat, at)
             except RuleError:
                 continue
             if replayed and replayed[-1] == event:
@@ -151,7 +148,7 @@ def _creation_problem(row: RawRow, created: MatchCreated) -> Finding | None:
     return None
 
 
-def start_command(created: MatchCreated, seed: str) -> StartMatch:
+def start_command(created: MatchCreated, seed: str, at: datetime | None = None) -> StartMatch:
     return StartMatch(
         match_id=created.match_id,
         players=created.players,
@@ -160,6 +157,7 @@ def start_command(created: MatchCreated, seed: str) -> StartMatch:
         seed=seed,
         ladder_id=created.ladder_id,
         terms=created.terms or None,
+        at=at,
     )
 
 
@@ -224,7 +222,7 @@ def refold(
     of a live match), since a difference in the match-ended event would
     otherwise print it; ``live`` keeps a deal the log has not reached out of it.
     """
-    eng = engine or _engine()
+    eng: Engine = engine or default_engine
     game_rows = [r for r in rows if r.type not in ADMIN_TYPES]
     if not game_rows:
         return RefoldCheck(
@@ -294,7 +292,9 @@ def refold(
 
     state = eng.initial_state(seed)
     try:
-        pending: deque[Event] = deque(eng.decide(state, start_command(created, seed)))
+        pending: deque[Event] = deque(
+            eng.decide(state, start_command(created, seed, first.recorded_at))
+        )
     except MatchaError as exc:
         return result(
             Finding.at(
@@ -340,7 +340,7 @@ def refold(
                     )
             batch_actor = row.actor
             try:
-                caused = _replay(eng, state, event)
+                caused = _replay(eng, state, event, row.recorded_at)
             except MatchaError as exc:
                 return result(
                     Finding.at(
@@ -384,7 +384,7 @@ def refold(
         finding = _differs(row, expected)
         if finding is not None:
             return result(finding)
-        state = eng.evolve(state, expected)
+        state = eng.evolve(state, expected, row.recorded_at)
         if isinstance(expected, MatchEnded):
             ended_at = row.version
     if pending:

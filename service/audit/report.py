@@ -9,14 +9,12 @@ noise: once the log and the engine disagree, they disagree forever.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import msgspec
 
 from schemas.clocks import Clocks
-
-if TYPE_CHECKING:
-    from service.audit.rows import RawRow
+from service.audit.rows import RawRow
 
 CheckStatus: TypeAlias = Literal["consistent", "inconsistent", "skipped", "pending"]
 """``skipped``: the check could not run (it says why); ``pending``: it can only
@@ -187,6 +185,23 @@ class EvidenceCheck(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     note: str | None = None
 
 
+CheckName: TypeAlias = Literal["chain", "refold", "fairness", "admin", "signatures", "evidence"]
+
+
+class CheckLine(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One check as every reader shows it (``matcha audit``, the API, the web page):
+    what it is, its status, what it covered, and its first problem."""
+
+    name: CheckName
+    title: str
+    """For people: ``Hash chain``, ``Re-fold through the engine``, ..."""
+    status: CheckStatus
+    summary: str
+    """What the check covered: ``42 events linked``, ``17 signatures``, ..."""
+    first_problem: Finding | None = None
+    note: str | None = None
+
+
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     consistent: bool
     line: str
@@ -214,6 +229,9 @@ class AuditReport(msgspec.Struct, frozen=True, kw_only=True):
     evidence: EvidenceCheck = msgspec.field(
         default_factory=lambda: EvidenceCheck(status="skipped", note="not checked")
     )
+    checks: list[CheckLine] = []
+    """Every check above, in order, as one list: the verdict is made from it, and the
+    CLI, the API and the web page each show all of it (``service.audit.verdict``)."""
     public_only: bool = False
     """The match is being played: ``events`` is the public log (as a live spectator
     sees it) and no finding quotes the values it compared; the checks themselves

@@ -13,8 +13,11 @@ from typing import Any, Literal
 from schemas.cards import Seat
 from schemas.clocks import Clocks
 from schemas.events import MatchEnded
+from service.audit.refold import decode
 from service.audit.report import Gap, MoveTime, SeatTime, Timing
 from service.audit.rows import RawRow
+from service.engine import clock, initial_state
+from service.engine.evolve import evolve
 
 DEFAULT_GAP_S = 120.0
 
@@ -96,10 +99,6 @@ def timing(
 def _clocks(rows: Sequence[RawRow]) -> tuple[Clocks | None, list[int]]:
     """The clocks at the last event, by the engine's one clock function, and each
     time-out the clock did not justify (a seat timed out before its time ran out)."""
-    from service.audit.refold import decode
-    from service.engine import clock, initial_state
-    from service.engine.evolve import evolve
-
     state = initial_state()
     early: list[int] = []
     for row in rows:

@@ -9,18 +9,15 @@ nothing else can disagree with it.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 import msgspec
 from psycopg.errors import UndefinedTable
+from psycopg_pool import AsyncConnectionPool
 
 from schemas.events import DisputeDecided, MatchAnnulled
 from service.errors import ValidationFailed
-
-if TYPE_CHECKING:
-    from psycopg_pool import AsyncConnectionPool
-
-    from service.store import EventStore
+from service.store import EventStore
 
 ActionKind: TypeAlias = Literal["dispute_decided", "match_annulled"]
 KINDS: tuple[ActionKind, ...] = ("dispute_decided", "match_annulled")

@@ -17,6 +17,7 @@ import msgspec
 from litestar import Request, get, post
 from litestar.params import QueryParameter
 
+from schemas.bounds import INT32_MAX
 from schemas.cards import Seat
 from service.api.auth import Player
 from service.api.deps import maybe_player
@@ -150,7 +151,7 @@ async def start_practice(
 async def get_win_probability(
     match_id: str,
     request: Request[Any, Any, Any],
-    version: Annotated[int | None, QueryParameter(ge=1)] = None,
+    version: Annotated[int | None, QueryParameter(ge=1, le=INT32_MAX)] = None,
 ) -> WinProbabilityAnswer:
     """Each seat's chance to win, from what a live spectator may see, and nothing else.
 

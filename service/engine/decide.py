@@ -118,11 +118,10 @@ def run(t: Table, command: Command) -> list[Event]:
     return events
 
 
-def time_out(state: State, seat: Seat) -> list[Event]:
-    """The clock ran out for ``seat``: it loses (RULES §6), or, if it never moved
-    on a timed match, the match is aborted. Without an instant the clock is not
-    checked (an organiser's word, or the audit's re-fold of a logged time-out)."""
-    return decide(state, TimeOut(seat=seat))
+def time_out(state: State, seat: Seat, at: datetime) -> list[Event]:
+    """The clock ran out for ``seat`` at ``at``: it loses (RULES §6), or, if it never
+    moved, the match is aborted. Refused unless its clock had run out by ``at``."""
+    return decide(state, TimeOut(seat=seat, at=at))
 
 
 _SEAT_COMMANDS = (PlayCard, Pass, KeepCards, Resign)
@@ -148,8 +147,20 @@ def _check_clock(t: Table, command: Command, at: datetime) -> None:
 
 
 def _time_out(t: Table, command: TimeOut, events: list[Event]) -> None:
+    """RULES §6: a seat loses on time only by its clock. ``_check_clock`` judged the
+    clock of a timed match at the claim's instant, before the clocks were charged;
+    what it cannot judge is refused here: a match without a clock, a claim without
+    an instant (whoever sends it: a player, a sweeper, an organiser)."""
     _check_live(t)
-    if t.clock is not None and not t.moved[command.seat]:
+    if t.clock is None:
+        raise RuleConflict(
+            "match_untimed", "This match has no clock, so nobody can lose it on time."
+        )
+    if command.at is None:
+        raise RuleInputError(
+            "no_time", "A time-out is judged at the instant it is claimed, and this names none."
+        )
+    if not t.moved[command.seat]:
         _end(t, events, None, "aborted", no_show=command.seat)  # nobody's result, unrated
     else:
         _end(t, events, other(command.seat), "timeout")

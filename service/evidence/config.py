@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,8 +83,6 @@ class EvidenceSettings:
         if self.checkpoint_dir:
             return Path(self.checkpoint_dir)
         if not self.configured:
-            import tempfile
-
             return Path(tempfile.gettempdir()) / f"matcha-checkpoints-{os.getuid()}"
         return self.base / "checkpoints"
 

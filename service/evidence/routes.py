@@ -3,21 +3,18 @@ inclusion proof, and checking receipts against the log (docs/api.md, docs/audit.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 from litestar import get, post
 from litestar.datastructures import State
-from litestar.params import QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
-from service.api.deps import requires_role
-from service.audit.report import AuditReport
-from service.audit.timing import DEFAULT_GAP_S
-from service.errors import NotFound, ValidationFailed
+from schemas.receipts import ReceiptsBody
+from service.errors import NotFound
 from service.evidence.checkpoints import Checkpoint, CheckpointLog, InclusionProof
 from service.evidence.keys import KeyringFile
-from service.evidence.receipts import Receipt, receipt_holds, receipt_problem
+from service.evidence.receipts import receipt_holds, receipt_problem
 from service.evidence.service import Evidence
 
 
@@ -66,10 +63,6 @@ async def match_checkpoint(match_id: str, state: State) -> InclusionProof:
     return proof
 
 
-class ReceiptsBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    receipts: list[Receipt]
-
-
 class ReceiptVerdict(msgspec.Struct, frozen=True, kw_only=True):
     version: int
     signature_ok: bool
@@ -86,9 +79,6 @@ class ReceiptsCheck(msgspec.Struct, frozen=True, kw_only=True):
     receipts: list[ReceiptVerdict]
 
 
-MAX_RECEIPTS = 1000
-
-
 @post(
     "/api/matches/{match_id:str}/receipts/check",
     operation_id="checkReceipts",
@@ -101,8 +91,6 @@ async def check_receipts(
 ) -> ReceiptsCheck:
     """Does the log still hold what these receipts say it reached? Anyone may ask:
     the answer is yes or no per receipt, nothing of the log itself."""
-    if len(data.receipts) > MAX_RECEIPTS:
-        raise ValidationFailed(f"At most {MAX_RECEIPTS} receipts at once.")
     keyring = _evidence(state).keyring
     async with pool.connection() as conn:
         cur = await conn.execute(
@@ -152,40 +140,9 @@ async def check_receipts(
     )
 
 
-@post(
-    "/api/admin/matches/{match_id:str}/audit",
-    operation_id="auditMatchWithReceipts",
-    tags=["admin"],
-    guards=[requires_role("admin")],
-    status_code=200,
-)
-async def audit_with_receipts(
-    match_id: str,
-    data: ReceiptsBody,
-    state: State,
-    pool: AsyncConnectionPool,
-    gap_s: Annotated[float, QueryParameter(gt=0)] = DEFAULT_GAP_S,
-) -> AuditReport:
-    """The audit of ``GET /api/admin/matches/{id}/audit``, also checked against the
-    receipts a player presents (in a dispute)."""
-    from service.audit.audit import audit_match
-
-    evidence = _evidence(state)
-    async with pool.connection() as conn:
-        return await audit_match(
-            conn,
-            match_id,
-            gap_threshold_s=gap_s,
-            keyring=evidence.keyring,
-            checkpoints=evidence.checkpoints,
-            receipts=data.receipts,
-        )
-
-
 ROUTES: list[Any] = [
     public_keys,
     latest_checkpoint,
     match_checkpoint,
     check_receipts,
-    audit_with_receipts,
 ]

@@ -1,8 +1,8 @@
 """The evidence a process holds: its keys, its checkpoint log, the checkpointer.
 
 ``load_service_evidence`` is what the API loads at start (the signing key
-too); ``default_evidence`` is the public half for the console commands and
-the workers, found only when the environment names it (``config``).
+too); ``evidence_at`` is the public half for the console commands, found where
+their settings (the data folder, the environment, their options) name it.
 """
 
 from __future__ import annotations
@@ -72,15 +72,11 @@ def load_service_evidence(settings: EvidenceSettings | None = None) -> Evidence:
     )
 
 
-def default_evidence() -> Evidence | None:
-    """The public keys and checkpoint log the environment names, or None
-    (loaded once per process and environment: ``matcha audit --all`` audits
-    thousands of matches with one keyring and one read of each checkpoint log)."""
-    return _default_evidence(EvidenceSettings())
-
-
 @functools.lru_cache(maxsize=8)
-def _default_evidence(settings: EvidenceSettings) -> Evidence | None:
+def evidence_at(settings: EvidenceSettings) -> Evidence | None:
+    """The public keys and checkpoint log ``settings`` name, or None when they name
+    none or hold no key (loaded once per process and settings: ``matcha audit --all``
+    audits thousands of matches with one keyring and one read of each checkpoint log)."""
     if not settings.configured:
         return None
     keyring = load_public_keys(settings)

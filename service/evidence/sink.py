@@ -12,14 +12,13 @@ before it expires. boto3 is imported only when a bucket is configured
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from anyio import to_thread
 
-if TYPE_CHECKING:
-    from service.evidence.checkpoints import CheckpointLogEntry
-    from service.evidence.config import EvidenceSettings
+from service.evidence.checkpoints import CheckpointLogEntry
+from service.evidence.config import EvidenceSettings
 
 log = logging.getLogger("matcha.evidence.sink")
 
@@ -66,6 +65,7 @@ def sink_from_settings(settings: EvidenceSettings) -> ObjectStoreSink | None:
     if not settings.checkpoint_bucket:
         return None
     try:
+        # Optional (the ``s3`` extra): imported only where a bucket is configured.
         import boto3  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
         log.error("MATCHA_CHECKPOINT_BUCKET is set but boto3 is not installed: no copies")

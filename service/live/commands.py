@@ -14,8 +14,6 @@ viewer. The protocol is in docs/live.md "Commands on the socket".
 
 from __future__ import annotations
 
-import msgspec
-
 from schemas.views import MatchView
 from service.api.deps import caller_of
 from service.api.errors import problem_of
@@ -34,6 +32,7 @@ from service.engine import is_terminal, view
 from service.errors import Unauthorized
 from service.live.access import Access
 from service.live.wire import (
+    UNREADABLE,
     AckFrame,
     CommandMessage,
     Hello,
@@ -70,7 +69,7 @@ def _request_id(raw: str | bytes) -> str | None:
     """The ``id`` of a message the decoder refused, if it has a readable one."""
     try:
         found = tag_decoder.decode(raw).id
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except UNREADABLE:
         return None
     return found if isinstance(found, str) and len(found) <= 100 else None
 
@@ -105,7 +104,7 @@ async def answer(core: MatchCore, access: Access, raw: str | bytes, path: str) -
     """
     try:
         message = client_decoder.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+    except UNREADABLE as error:
         return _refused(_request_id(raw), error, path)
     if isinstance(message, Hello):
         return None  # the token came another way already: nothing to do

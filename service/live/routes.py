@@ -14,7 +14,6 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from typing import Any, Protocol
 
-import msgspec
 import psycopg
 from litestar import Litestar, Request, WebSocket, get, websocket
 from litestar.datastructures import State
@@ -37,6 +36,7 @@ from service.live.wire import (
     CLOSE_NOT_FOUND,
     CLOSE_TRY_AGAIN_LATER,
     CLOSE_UNAUTHORIZED,
+    UNREADABLE,
     hello_decoder,
 )
 from service.matches import Committed
@@ -184,7 +184,7 @@ async def _hello_token(socket: WebSocket[Any, Any, Any], wait_s: float) -> str |
         return None
     try:
         return hello_decoder.decode(raw).token
-    except msgspec.DecodeError as exc:
+    except UNREADABLE as exc:
         raise ValidationFailed(
             'The first message must be {"kind": "hello", "token": ...}.'
         ) from exc

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
 
+from schemas.bounds import Version
 from schemas.cards import Card, Seat, Target
 from schemas.clocks import Clocks
 from schemas.views import EventView
@@ -124,7 +125,10 @@ class LobbyFrame(msgspec.Struct, frozen=True, kw_only=True, tag="lobby", tag_fie
     summary: LobbySummary
 
 
-class Hello(msgspec.Struct, frozen=True, kw_only=True, tag="hello", tag_field="kind"):
+class Hello(
+    msgspec.Struct, frozen=True, kw_only=True, tag="hello", tag_field="kind",
+    forbid_unknown_fields=True,
+):  # fmt: skip
     """The optional first client message of a WebSocket: who is watching."""
 
     token: str | None = None
@@ -144,7 +148,7 @@ class _SeatMessage(
     """What every seat command on the socket carries besides its own fields."""
 
     id: RequestId
-    expected_version: int | None = None
+    expected_version: Version | None = None
     idempotency_key: IdempotencyKey | None = None
 
 
@@ -172,7 +176,7 @@ class ViewMessage(
     """Ask for the match as this caller sees it now (what ``GET /api/matches/{id}`` answers)."""
 
     id: RequestId
-    version: int | None = None
+    version: Version | None = None
     """The version the client knows the match is at (an ack's, a frame's): when this
     server holds the match at exactly that version, it answers without a read."""
 
@@ -214,6 +218,12 @@ class RefusedFrame(msgspec.Struct, frozen=True, kw_only=True, tag="refused", tag
 frame_encoder: Final = msgspec.json.Encoder()
 hello_decoder: Final = msgspec.json.Decoder(Hello)
 client_decoder: Final = msgspec.json.Decoder(ClientMessage)
+
+UNREADABLE: Final = (msgspec.DecodeError, RecursionError)
+"""What decoding a client's message may raise: not JSON, not the shape (a
+``msgspec.ValidationError`` is a ``DecodeError``), or nested deeper than msgspec's
+limit, which it reports as ``RecursionError`` (1,500 brackets fit in 3 KB). Each is
+the client's mistake: a ``refused`` 400, or a 4400 close for a first message."""
 
 
 class _Tagged(msgspec.Struct, frozen=True):

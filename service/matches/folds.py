@@ -28,6 +28,7 @@ import msgspec
 from schemas.events import Event, MatchCreated
 from service.cache import Bounded
 from service.engine import State, evolve, fold
+from service.errors import LogInconsistent, MatchaError
 from service.matches.summaries import Summary, summarise, tally
 
 FOLD_CACHE_SIZE = 10_000
@@ -57,17 +58,32 @@ class Entry(Protocol):
     def hash(self) -> bytes: ...
 
 
+INCONSISTENT = (
+    "This match's log no longer folds into a match (it was changed outside the service):"
+    " an admin audit names the fault (GET /api/admin/matches/{id}/audit)."
+)
+
+
 def fold_from_start(entries: Sequence[Entry], seed: str | None) -> Folded:
+    """The match folded from its first event (``LogInconsistent``: the log is not a
+    match's, as only a log changed behind the store can be)."""
     created = entries[0].event
     if not isinstance(created, MatchCreated):
-        raise ValueError("a match log starts with match_created")
+        raise LogInconsistent(INCONSISTENT)
     events = [e.event for e in entries]
+    try:
+        state = fold(events, seed, times=[e.recorded_at for e in entries])
+        summary = summarise(events)
+    except MatchaError:
+        raise
+    except Exception as exc:  # evolve trusts the log; a forged one breaks it anywhere
+        raise LogInconsistent(INCONSISTENT) from exc
     return Folded(
         created=created,
         version=len(entries),
         head=entries[-1].hash,
-        state=fold(events, seed, times=[e.recorded_at for e in entries]),
-        summary=summarise(events),
+        state=state,
+        summary=summary,
     )
 
 
@@ -76,8 +92,11 @@ def advance(folded: Folded, entries: Sequence[Entry]) -> Folded:
     if not entries:
         return folded
     state = folded.state
-    for entry in entries:
-        state = evolve(state, entry.event, entry.recorded_at)
+    try:
+        for entry in entries:
+            state = evolve(state, entry.event, entry.recorded_at)
+    except Exception as exc:  # as in fold_from_start
+        raise LogInconsistent(INCONSISTENT) from exc
     return Folded(
         created=folded.created,
         version=folded.version + len(entries),

@@ -93,6 +93,14 @@ def seen_by(facts: MatchFacts, caller: Caller, *, over: bool, channel: Channel) 
     return Seen(viewer="spectator", hide=hide, delay_s=delay, seat=None)
 
 
+def seen_without_facts(caller: Caller) -> Seen:
+    """What ``caller`` may see of a log whose creation cannot be read (a forged one):
+    no seat and no end can be trusted, so everyone, administrators included, is a
+    spectator of a live match that keeps every hand hidden."""
+    del caller  # whoever asks: nothing in such a log says who may see more
+    return Seen(viewer="spectator", hide=True, delay_s=0.0, seat=None)
+
+
 def replay_viewer(facts: MatchFacts, caller: Caller, *, omniscient: bool) -> Viewer:
     """The viewer of a replay frame: the public replay, or (asked for) the omniscient one."""
     if omniscient:

@@ -16,9 +16,10 @@ import msgspec
 from litestar import Router, delete, get, post
 from litestar.datastructures import State
 from litestar.di import Provide
-from litestar.params import QueryParameter
+from litestar.params import Parameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
+from schemas.bounds import INT32_MAX, Count, Positive
 from schemas.tournament_views import (
     CrosstableView,
     PairingsView,
@@ -58,7 +59,7 @@ class SwissBody(
     tag="swiss",
     tag_field="type",
 ):
-    rounds: int
+    rounds: Count
     bye_points: float = 1.0
     accelerated: bool = False
     late_entry_until: Annotated[int, msgspec.Meta(ge=1, le=50)] | None = None
@@ -73,7 +74,7 @@ class RoundRobinBody(
     tag="round_robin",
     tag_field="type",
 ):
-    cycles: int = 1
+    cycles: Count = 1
 
 
 class ArenaBody(
@@ -84,7 +85,7 @@ class ArenaBody(
     tag="arena",
     tag_field="type",
 ):
-    minutes: int
+    minutes: Count
     avoid_repeats: bool = False
 
 
@@ -96,7 +97,7 @@ class CreateBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """In order; omitted: the format's usual list."""
     auto_pair: bool = True
     starts_at: datetime | None = None
-    max_players: int | None = None
+    max_players: Positive | None = None
 
 
 class ForbidBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -104,7 +105,7 @@ class ForbidBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
 
 class PairBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    round: int
+    round: Count
     pairs: list[tuple[str, str]] = []
     """Forced pairings, seat 0 first; the engine pairs everyone else."""
     byes: list[str] = []
@@ -286,7 +287,11 @@ async def list_rounds(tournament_id: str, pool: AsyncConnectionPool) -> Pairings
 
 
 @get("/{tournament_id:str}/rounds/{round_no:int}", operation_id="tournamentRound", security=[])
-async def get_round(tournament_id: str, round_no: int, pool: AsyncConnectionPool) -> PairingsView:
+async def get_round(
+    tournament_id: str,
+    round_no: Annotated[int, Parameter(ge=0, le=INT32_MAX)],
+    pool: AsyncConnectionPool,
+) -> PairingsView:
     async with pool.connection() as conn:
         return await reads.pairings(conn, tournament_id, round_no)
 

@@ -76,14 +76,16 @@ def signed_store(pool: Any, keys: Keys) -> EventStore:
 def evidence_audit(database_url: str, keys: Keys) -> Callable[..., Any]:
     """``await evidence_audit(match_id, receipts=(), checkpoint=True)``: the audit
     with the service's keys and (unless told not to) its checkpoint log."""
-    from service.evidence.checkpoints import checkpoint_log_for
+    from service.evidence.config import EvidenceSettings
+    from service.evidence.service import Evidence
 
     async def run(match_id: str, receipts: Any = (), checkpoint: bool = True) -> AuditReport:
+        folder = keys.checkpoint_folder if checkpoint else keys.folder / "no-checkpoints"
+        evidence = Evidence(
+            settings=EvidenceSettings(), keyring=keys.keyring, checkpoint_folder=folder
+        )
         async with await AsyncConnection.connect(database_url, autocommit=True) as conn:
-            log = await checkpoint_log_for(conn, keys.checkpoint_folder) if checkpoint else None
-            return await audit_match(
-                conn, match_id, keyring=keys.keyring, checkpoints=log, receipts=receipts
-            )
+            return await audit_match(conn, match_id, evidence, receipts=receipts)
 
     return run
 

@@ -36,7 +36,7 @@ async def test_one_match_report_as_text_and_json(finished: Any, database_url: st
 
     assert text.returncode == 0, text.stderr
     assert f"Audit of match {match_id} (finished)" in text.stdout
-    assert "Chain:    consistent" in text.stdout
+    assert "Hash chain: consistent" in text.stdout
     assert "Verdict: consistent" in text.stdout
     assert as_json.returncode == 0
     report = json.loads(as_json.stdout)

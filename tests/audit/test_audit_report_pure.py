@@ -11,7 +11,7 @@ from audit_matches import chain_rows, play, rechain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.audit import build_report, from_json, to_json
+from service.audit import AuditInputs, build_report, from_json, to_json
 from service.audit.diff import first_difference
 from service.audit.render import render
 
@@ -22,7 +22,7 @@ def test_every_honest_random_match_audits_consistent(seed: int, resign: float) -
     rng = random.Random(seed)
     match_seed, batches = play(rng, resign_chance=resign)
     rows = chain_rows("m1", batches)
-    report = build_report("m1", rows, stored_seed=match_seed)
+    report = build_report("m1", rows, AuditInputs(stored_seed=match_seed))
     assert report.verdict.consistent, report.verdict.line
     assert report.status == "finished"
     assert report.chain.status == "consistent"
@@ -37,7 +37,7 @@ def test_every_honest_random_match_audits_consistent(seed: int, resign: float) -
 
 def test_the_report_survives_a_json_round_trip() -> None:
     seed, batches = play(random.Random(7))
-    report = build_report("m1", chain_rows("m1", batches), stored_seed=seed)
+    report = build_report("m1", chain_rows("m1", batches), AuditInputs(stored_seed=seed))
     assert from_json(to_json(report)) == report
     text = render(report)
     assert report.verdict.line in text
@@ -46,7 +46,7 @@ def test_the_report_survives_a_json_round_trip() -> None:
 def test_a_live_match_is_refolded_with_the_stored_seed_which_the_report_never_shows() -> None:
     seed, batches = play(random.Random(3), stop_after=6)
     rows = chain_rows("m1", batches)
-    report = build_report("m1", rows, stored_seed=seed)
+    report = build_report("m1", rows, AuditInputs(stored_seed=seed))
     assert report.status == "live"
     assert report.refold.status == "consistent"
     assert report.refold.seed_source == "stored"
@@ -76,7 +76,7 @@ def test_a_changed_move_whose_hashes_were_recomputed_is_caught_by_the_refold() -
         else r
         for r in rows
     ]
-    report = build_report("m1", rechain(tampered), stored_seed=seed)
+    report = build_report("m1", rechain(tampered), AuditInputs(stored_seed=seed))
     assert report.chain.status == "consistent"  # the forger recomputed the chain
     assert report.refold.status == "inconsistent"
     assert not report.verdict.consistent
@@ -96,7 +96,7 @@ def test_a_seed_mismatch_between_revealed_and_stored_names_the_match_ended_event
             for r in rows
         ]
     )
-    report = build_report("m1", forged, stored_seed=seed)
+    report = build_report("m1", forged, AuditInputs(stored_seed=seed))
     assert report.fairness.first_bad_deal is not None
     assert report.fairness.first_bad_deal.version == ended.version
     assert report.fairness.commitment_ok is False
@@ -130,7 +130,7 @@ def test_a_live_match_missing_its_next_deal_does_not_show_that_deal() -> None:
     assert cut is not None
     rows = chain_rows("m1", batches[: cut + 1])[:-1]  # the deal at the end is gone
 
-    report = build_report("m1", rows, stored_seed=seed)
+    report = build_report("m1", rows, AuditInputs(stored_seed=seed))
 
     assert report.status == "live"
     diff = report.refold.first_difference
@@ -190,7 +190,7 @@ def test_any_single_change_is_caught_even_with_the_chain_recomputed(n: int) -> N
     except msgspec.ValidationError:
         return  # not an event any more: no valid hash exists for it
 
-    report = build_report("m1", forged, stored_seed=seed)
+    report = build_report("m1", forged, AuditInputs(stored_seed=seed))
 
     assert report.chain.status == "consistent"
     assert not report.verdict.consistent, (rows[i].type, path)

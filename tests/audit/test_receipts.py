@@ -20,9 +20,9 @@ from litestar.testing import AsyncTestClient
 from service.api.app import create_app
 from service.api.seat_state import bot_request
 from service.bots import random_bot
-from service.evidence.cli import verify
 from service.evidence.keys import rotate
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
+from service.verify import verify
 
 pytestmark = pytest.mark.anyio
 
@@ -273,3 +273,19 @@ async def test_receipts_presented_with_a_dispute_are_checked_by_the_admins_audit
         audit = (await api.get(f"/api/admin/matches/{match_id}/audit", api.admin)).json()
         assert audit["evidence"]["status"] == "inconsistent", audit["evidence"]
         assert not audit["verdict"]["consistent"]
+
+
+async def test_given_a_record_with_a_changed_deal_card_verify_names_the_problem_in_the_games_words(
+    service: Service, tmp_path: Path
+) -> None:
+    record_file, keys_file, _ = await finished_with_receipts(service, tmp_path)
+    record = json.loads(record_file.read_text())
+    deal = next(e for e in record["events"] if e["event"]["type"] == "hand_dealt")
+    hand = deal["event"]["hands"][0]
+    hand[0] = next(c for c in ("M1", "C2", "W3", "S4", "Z1", "Z2") if c not in hand)
+    tampered = tmp_path / "changed-deal.json"
+    tampered.write_text(json.dumps(record))
+    code, out = run_verify(str(tampered), "--keys", str(keys_file))
+    assert code == 1, out
+    assert "PROBLEM" in out and "hand_dealt" in out, out
+    assert "ValueError" not in out and "tuple.index" not in out and "Traceback" not in out, out

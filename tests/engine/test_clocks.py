@@ -258,14 +258,81 @@ def test_given_a_correspondence_match_each_move_has_its_own_deadline() -> None:
         assert clk.deadline(state, 1) == at + timedelta(seconds=POST.per_move_s)
 
 
-def test_given_an_untimed_match_a_time_out_is_taken_as_the_organisers_word() -> None:
+def test_given_an_untimed_match_a_time_out_is_refused_and_nothing_is_emitted() -> None:
     command = StartMatch(
         match_id="m1", players=("p0", "p1"), ruleset=STANDARD, first_dealer=0, seed=SEED, at=T0
     )
     state, _ = step(initial_state(SEED), command)
     assert state.clock is None and clk.clocks(state, T0) is None
-    _, events = step(state, TimeOut(seat=1, at=T0 + MS))
-    assert events == [MatchEnded(winner=0, reason="timeout", seed=SEED)]
+    for seat in (0, 1):
+        for at in (T0 + MS, T0 + timedelta(days=400), None):
+            with pytest.raises(RuleConflict) as refused:
+                step(state, TimeOut(seat=seat, at=at))
+            assert refused.value.code == "match_untimed" and refused.value.status == 409
+
+
+def test_given_a_timed_match_a_time_out_that_names_no_instant_is_refused() -> None:
+    state, _, _ = start(REAL, first_dealer=0)
+    due = clk.deadline(state, 0)
+    assert due is not None
+    with pytest.raises(RuleError) as refused:
+        step(state, TimeOut(seat=0))
+    assert refused.value.code == "no_time"
+    _, events = step(state, TimeOut(seat=0, at=due))
+    assert events[-1].reason == "aborted"  # type: ignore[attr-defined]
+
+
+def test_given_a_seat_whose_clock_is_stopped_a_time_out_of_it_is_refused_whenever_claimed() -> None:
+    state, _, _ = start(REAL, first_dealer=0)
+    for at in (T0, T0 + timedelta(seconds=REAL.no_show_s), T0 + timedelta(days=30)):
+        with pytest.raises(RuleConflict) as refused:
+            step(state, TimeOut(seat=1, at=at))  # seat 0 is to move: seat 1's clock stands
+        assert refused.value.code == "time_not_expired"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    control=st.sampled_from([REAL, POST, RealTime(base_s=5, increment_s=0, no_show_s=2)]),
+    moves=st.integers(min_value=0, max_value=40),
+    gaps_ms=st.lists(st.integers(min_value=0, max_value=90_000), min_size=41, max_size=41),
+    claim_ms=st.integers(min_value=-5_000, max_value=5_000),
+    seat=st.sampled_from([0, 1]),
+    rng_seed=st.integers(min_value=0, max_value=2**16),
+)
+def test_a_time_out_is_accepted_exactly_when_the_claimed_seats_clock_has_run_out(
+    control: TimeControl,
+    moves: int,
+    gaps_ms: list[int],
+    claim_ms: int,
+    seat: Seat,
+    rng_seed: int,
+) -> None:
+    """Random timed matches, a claim at a random instant near the deadline: the engine
+    accepts it iff the seat's clock is running and has no time left at that instant."""
+    state, _, _ = start(control, first_dealer=0)
+    rng = random.Random(rng_seed)
+    at = T0
+    for gap in gaps_ms[:moves]:
+        mover = seat_to_act(state)
+        if mover is None or state.ended:
+            break
+        move = random_bot(state, mover, rng)
+        at += gap * MS
+        try:
+            state, _ = step(state, msgspec.structs.replace(move, at=at))
+        except RuleConflict:  # its time ran out before this move: the match stops here
+            break
+    due = clk.deadline(state, seat)
+    claim = (due or at) + claim_ms * MS
+    ran_out = due is not None and clk.remaining_us(state, seat, claim) <= 0
+    try:
+        _, events = step(state, TimeOut(seat=seat, at=claim))
+    except RuleError as refused:
+        assert not ran_out, f"refused {refused.code} though the clock had run out"
+        assert refused.code in ("time_not_expired", "match_over")
+    else:
+        assert ran_out, "a time-out was accepted before the seat's clock ran out"
+        assert isinstance(events[-1], MatchEnded) and events[-1].reason in ("timeout", "aborted")
 
 
 def test_the_clocks_shown_carry_the_time_control_and_the_instant_they_were_measured_at() -> None:

@@ -123,8 +123,7 @@ def test_given_a_live_match_when_an_admin_annuls_it_then_it_takes_no_more_moves(
     refused("match_annulled", 422, given(*annulled), Pass(seat=0))
 
 
-def test_given_a_live_match_when_the_clock_runs_out_for_a_seat_then_the_other_wins() -> None:
-    assert when(given(), TimeOut(seat=0, at=START)) == [
-        MatchEnded(winner=1, reason="timeout", seed=SEED)
-    ]
+def test_given_an_untimed_live_match_when_a_time_out_is_claimed_then_it_is_refused() -> None:
+    refused("match_untimed", 409, given(), TimeOut(seat=0, at=START))
+    refused("match_untimed", 409, given(), TimeOut(seat=1, at=START + timedelta(days=9)))
     refused("match_over", 422, given(ENDED), TimeOut(seat=0, at=START))

@@ -1,5 +1,7 @@
 """RULES §6, §9: qualifying, both qualifying, the duel variant, the hand limit, resigning."""
 
+from datetime import UTC, datetime
+
 import pytest
 from engine_script import SEED, TEA, created, dealt, finish_round, play_through, with_tokens
 
@@ -9,6 +11,7 @@ from schemas.rules import DUEL, STANDARD, Ruleset
 from schemas.views import Tokens
 from service.engine import State, fold, is_terminal, time_out
 from service.engine.winning import compare, qualifies, tokens_to_qualify
+from service.errors import RuleError
 
 HAND0 = ("M1", "M3", "C2", "S2", "Z1")
 HAND1 = ("M4", "C4", "W3", "S3", "Z2")
@@ -131,5 +134,8 @@ def test_when_a_player_resigns_then_the_opponent_wins_and_the_seed_is_revealed()
     assert state.ended and state.winner == 1 and state.phase == "ended"
 
 
-def test_given_an_organisers_clock_when_a_seat_runs_out_of_time_then_it_loses() -> None:
-    assert time_out(start(), 1) == [MatchEnded(winner=0, reason="timeout", seed=SEED)]
+def test_given_a_match_without_a_clock_when_a_seat_is_timed_out_then_the_engine_refuses() -> None:
+    """Only a clock makes a seat lose on time (RULES §6; timed matches: test_clocks.py)."""
+    with pytest.raises(RuleError) as refused:
+        time_out(start(), 1, datetime(2026, 12, 1, tzinfo=UTC))
+    assert refused.value.code == "match_untimed"

@@ -3,92 +3,19 @@ the same answers as over HTTP (docs/live.md "Commands on the socket")."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 import random
-import time
-import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 import pytest
 from harness import Account
-from live_harness import Driver, expected_live_log
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from live_harness import Driver, SeatSocket, expected_live_log
 
 from schemas.events import MatchCreated
 from service.api.seat_state import move_request
 from service.store import EventStore
 
 pytestmark = pytest.mark.anyio
-
-WAIT_S = 10.0
-"""The longest any answer may take: every wait below is bounded by it."""
-
-
-@dataclass
-class SeatSocket:
-    """A real WebSocket of one seat (or anyone) that sends commands and keeps every frame."""
-
-    url: str
-    token: str | None
-    frames: list[dict[str, Any]] = field(default_factory=list)
-    _ws: ClientConnection | None = None
-    _task: asyncio.Task[None] | None = None
-    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def open(self, since: int = 0) -> SeatSocket:
-        self._ws = await connect(f"{self.url}?since={since}", ping_interval=None, max_queue=None)
-        await self._ws.send(json.dumps({"kind": "hello", "token": self.token}))
-        self._task = asyncio.create_task(self._read())
-        return self
-
-    async def _read(self) -> None:
-        assert self._ws is not None
-        with contextlib.suppress(ConnectionClosed):
-            async for raw in self._ws:
-                self.frames.append(json.loads(raw))
-                self._arrived.set()
-
-    async def ask(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Send ``message`` (an ``id`` is added) and return its answer (ack, view, refused)."""
-        request_id = message.setdefault("id", uuid.uuid4().hex)
-        assert self._ws is not None
-        await self._ws.send(json.dumps(message))
-        deadline = time.monotonic() + WAIT_S
-        while True:
-            for frame in self.frames:
-                if frame.get("id") == request_id and frame["kind"] in ("ack", "view", "refused"):
-                    return frame
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"no answer to {message}")
-            self._arrived.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._arrived.wait(), left)
-
-    @property
-    def versions(self) -> list[int]:
-        return [f["version"] for f in self.frames if f["kind"] == "event"]
-
-    async def until_version(self, version: int) -> None:
-        deadline = time.monotonic() + WAIT_S
-        while not self.versions or self.versions[-1] < version:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"{self.url}: frames stop at {self.versions[-1:]}")
-            self._arrived.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._arrived.wait(), left)
-
-    async def drop(self) -> None:
-        """Close the socket the way a lost network does not warn: at once."""
-        assert self._ws is not None and self._task is not None
-        await self._ws.close()
-        await asyncio.wait_for(self._task, WAIT_S)
 
 
 def _fixed_seed(monkeypatch: pytest.MonkeyPatch, seed: str) -> None:

@@ -156,3 +156,48 @@ async def test_given_a_move_just_before_the_deadline_the_sweeper_appends_nothing
     clock.at = T0 + timedelta(seconds=5)
     assert await Sweeper(core, pool).sweep() == 0
     assert await endings(store, match_id) == []
+
+
+async def _forge_deadline(
+    pool: AsyncConnectionPool, match_id: str, seat: int, due_at: datetime, version: int
+) -> None:
+    """A deadline row that the log does not justify (a bug elsewhere, a hand edit)."""
+    async with pool.connection() as conn:
+        await conn.execute(
+            "INSERT INTO match_deadlines (match_id, seat, due_at, version) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (match_id) DO UPDATE SET seat = EXCLUDED.seat,"
+            " due_at = EXCLUDED.due_at, version = EXCLUDED.version",
+            (match_id, seat, due_at, version),
+        )
+
+
+async def test_given_a_deadline_1_ms_before_the_clock_runs_out_the_engine_refuses_the_sweep(
+    store: EventStore, pool: AsyncConnectionPool
+) -> None:
+    clock = Clock()
+    core = core_with(store, clock)
+    match_id, seat = await started(core)
+    real = T0 + timedelta(seconds=5)
+    await _forge_deadline(pool, match_id, seat, real - timedelta(milliseconds=1), 2)
+    clock.at = real - timedelta(milliseconds=1)
+    before = await store.load(match_id)
+    assert await Sweeper(core, pool).sweep() == 0, "the engine judges the clock, not the row"
+    assert await store.load(match_id) == before
+    clock.at = real + timedelta(seconds=1)  # past the retry lease: the same row, now due
+    assert await Sweeper(core, pool).sweep() == 1
+    assert [(e.winner, e.reason) for e in await endings(store, match_id)] == [(None, "aborted")]
+
+
+async def test_given_an_untimed_match_a_deadline_row_for_it_times_nobody_out(
+    store: EventStore, pool: AsyncConnectionPool
+) -> None:
+    clock = Clock()
+    core = core_with(store, clock)
+    match = await core.start(players=("p0", "p1"), ruleset="standard", ladder_id=None)
+    assert await deadline_row(pool, match.match_id) is None, "an untimed match has no deadline"
+    await _forge_deadline(pool, match.match_id, 0, T0, match.version)
+    clock.at = T0 + timedelta(days=3)
+    before = await store.load(match.match_id)
+    assert await Sweeper(core, pool).sweep() == 0
+    assert await store.load(match.match_id) == before, "the log is unchanged"
+    assert await deadline_row(pool, match.match_id) is None, "the stale row is forgotten"

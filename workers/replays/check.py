@@ -126,8 +126,16 @@ def check_record(record: MatchRecord) -> RecordCheck:
             ladder_name=record.headers.ladder,
             hide_hands_in_replay=record.headers.hide_hands_in_replay,
         )
-    except Exception as exc:  # a forged log can break the fold anywhere: report, never 500
-        problems.append(f"the events do not fold into a match: {type(exc).__name__}: {exc}")
+    except Exception:  # a forged log can break the fold anywhere: report, never 500
+        # Said in the game's words: the Python error (tuple.index ...) tells a reader nothing.
+        problems.append(
+            "the events do not fold into a match: an event is impossible where it stands"
+            + (
+                " (the re-fold above names the first)"
+                if report.refold.status == "inconsistent"
+                else ""
+            )
+        )
         return RecordCheck(
             ok=False,
             chain=report.chain.status,

@@ -87,7 +87,7 @@ class RecordedEvent(msgspec.Struct, frozen=True, kw_only=True):
 class MatchRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     headers: Headers
     events: list[RecordedEvent]
-    # Added when exported (service/evidence/record.py), never stored in an archive:
+    # Added when exported (service/audit/record_evidence.py), never stored in an archive:
     receipt: Receipt | None = None
     """The service's signature of the last event's head: with the chain, of every event."""
     keys: list[PublicKey] = []

@@ -80,14 +80,11 @@ export async function adminMatchPage(root, matchId) {
       report.status !== "live" ? h("a", { class: "btn small", href: `/replay/${enc(matchId)}` }, "Replay") : null),
     h("p", { class: `panel verdict ${v.consistent ? "ok" : "bad"}`, id: "verdict", role: "status" },
       h("b", {}, v.consistent ? "Consistent: " : "Inconsistent: "),
-      v.consistent ? "every check passed; the log is what the engine and the seed give." : v.reasons.join("; ")),
+      v.consistent ? v.line.replace(/^consistent: /, "") : v.reasons.join("; ")),
     h("section", { class: "panel", id: "checks" }, h("h2", {}, "Checks"),
-      check("Hash chain", report.chain, report.chain.first_break, `${report.chain.rows} events linked`),
-      check("Re-fold through the engine", report.refold, report.refold.first_difference,
-        `${report.refold.commands_replayed} commands replayed, ${report.refold.events_compared} events compared`),
-      check("Fair dealing", report.fairness, report.fairness.first_bad_deal,
-        `${report.fairness.deals_checked} deals checked against the seed${report.fairness.commitment_ok === false ? "; the seed does not match its commitment" : ""}`),
-      check("Disputes and decisions", report.admin, report.admin.first_problem, `${report.admin.events} admin events`)),
+      // Every check of the report, in its order, with its first problem: the list the
+      // verdict is made from (service/audit/verdict.py), as `matcha audit` prints it.
+      report.checks.map((c) => check(c.title, c, c.first_problem, c.summary))),
     h("section", { class: "panel", id: "disputes" }, h("h2", {}, "Disputes"),
       report.disputes.length ? report.disputes.map((d) => disputeCard(d, () => adminMatchPage(root, matchId)))
         : h("p", { class: "muted" }, "Nobody disputed this match.")),

@@ -1,5 +1,7 @@
 """What the public record route adds from the evidence: the final receipt, the
-public keys, the match's checkpoint proof, and the audit's problems.
+public keys, the match's checkpoint proof, and the audit's problems (here, in
+the audit, because it is built on the audit: the evidence package never
+imports the audit).
 
 A record whose rows the service did not sign is not served (it could be a
 forged end that would show a live match's hidden cards): the route answers a
@@ -32,15 +34,9 @@ class RecordEvidence(msgspec.Struct, frozen=True, kw_only=True):
 async def record_evidence(conn: Any, match_id: str, evidence: Evidence | None) -> RecordEvidence:
     """The audit of the match with the service's keys and checkpoint, and the
     receipt of its last signed row."""
-    checkpoints = None if evidence is None else await evidence.bind(conn)
-    report = await audit_match(
-        conn,
-        match_id,
-        keyring=None if evidence is None else evidence.keyring,
-        checkpoints=checkpoints,
-    )
+    report = await audit_match(conn, match_id, evidence)
     receipt = await signed_receipt(conn, match_id)
-    proof = None if checkpoints is None else checkpoints.proof(match_id)
+    proof = None if evidence is None else (await evidence.bind(conn)).proof(match_id)
     return RecordEvidence(
         receipt=receipt,
         keys=[] if evidence is None else evidence.keyring.keys(),

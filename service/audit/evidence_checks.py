@@ -1,6 +1,10 @@
 """The audit's evidence checks (pure): signatures on the rows, the latest
 checkpoint, receipts presented. ``service.audit.audit.build_report`` runs them.
 
+They live in the audit (not in ``service.evidence``): the evidence package makes
+and verifies signatures, receipts and checkpoints; the audit, above it, judges a
+log against them. Imports run one way, audit -> evidence.
+
 What each finding names (docs/audit.md "Evidence"):
 
 * **signatures**: the first row no valid service signature covers. A row is
