@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from psycopg import AsyncConnection
 
-from workers.ratings.settings import settings_from_json
+from service.ratings.settings import settings_from_json
 
 
 async def rating_of(conn: AsyncConnection, ladder_id: str, player_id: str) -> float:

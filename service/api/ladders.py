@@ -21,8 +21,8 @@ from service.api.deps import requires_role
 from service.errors import Conflict, NotFound, ValidationFailed
 from service.matches import new_id
 from service.matches.facts import LadderTerms
-from workers.ratings.glicko2 import Glicko2Settings
-from workers.ratings.settings import SYSTEMS, RatingSettings, settings_from_json
+from service.ratings.glicko2 import Glicko2Settings
+from service.ratings.settings import SYSTEMS, RatingSettings, settings_from_json
 
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 

@@ -22,11 +22,11 @@ from psycopg_pool import AsyncConnectionPool
 
 from service.api.deps import requires_role
 from service.errors import MatchaError, NotFound, Unavailable, ValidationFailed
+from service.ratings.elo import expected_score as elo_expected
+from service.ratings.glicko2 import Glicko2Settings, entering_phi, rd_of
+from service.ratings.glicko2 import expected_score as glicko2_expected
+from service.ratings.settings import RatingSettings, settings_from_json
 from service.settings import Settings
-from workers.ratings.elo import expected_score as elo_expected
-from workers.ratings.glicko2 import Glicko2Settings, entering_phi, rd_of
-from workers.ratings.glicko2 import expected_score as glicko2_expected
-from workers.ratings.settings import RatingSettings, settings_from_json
 
 TREND_GAMES = 5
 """How many of a player's latest rating changes the leaderboard shows."""

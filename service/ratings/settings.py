@@ -7,8 +7,8 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from workers.ratings.elo import EloSettings
-from workers.ratings.glicko2 import Glicko2Settings
+from service.ratings.elo import EloSettings
+from service.ratings.glicko2 import Glicko2Settings
 
 RatingSettings: TypeAlias = EloSettings | Glicko2Settings
 """Tagged by ``system`` ("elo" when the JSON has none: ladders made before Glicko-2)."""

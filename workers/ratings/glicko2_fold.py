@@ -22,9 +22,9 @@ from itertools import accumulate
 from operator import eq
 from typing import Any, NamedTuple
 
+from service.ratings.glicko2 import SCALE, Glicko2Settings, g, new_volatility, soft_reset
 from workers.ratings.codes import tally
 from workers.ratings.elo_fold import SelfMatchError
-from workers.ratings.glicko2 import SCALE, Glicko2Settings, g, new_volatility, soft_reset
 from workers.ratings.layout import little_endian
 
 

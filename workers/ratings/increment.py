@@ -12,10 +12,10 @@ from typing import Any
 import psycopg
 
 from service.evidence.guard import forged_results
-from workers.ratings import elo, glicko2
+from service.ratings import elo, glicko2
+from service.ratings.settings import RatingSettings
 from workers.ratings.reads import PERIOD
 from workers.ratings.recompute import GLICKO_COLUMNS, Boundaries
-from workers.ratings.settings import RatingSettings
 
 _NEW_RESULTS = f"""
 SELECT e.position, e.match_id, c.data -> 'players' ->> 0, c.data -> 'players' ->> 1,

@@ -28,11 +28,11 @@ from typing import Any
 
 import psycopg
 
+from service.ratings.settings import settings_from_json
 from workers import db
 from workers.ratings import seasons
 from workers.ratings.increment import increment
 from workers.ratings.recompute import Progress, recompute
-from workers.ratings.settings import settings_from_json
 
 log = logging.getLogger("matcha.workers.ratings")
 
