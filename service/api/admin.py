@@ -27,8 +27,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from schemas.events import DisputeFiled, MatchAnnulled
 from schemas.receipts import Receipt
-from service.api.auth import Player
-from service.api.deps import caller_of, requires_role
+from service.accounts.guards import requires_role
+from service.accounts.players import Player, caller_of
 from service.audit.audit import audit_seen_by
 from service.audit.disputes import disputes_seen_by
 from service.audit.report import AuditReport, DisputeState

@@ -31,6 +31,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins import InitPluginProtocol
 from litestar.types import ControllerRouterHandler
 
+from service.accounts.players import TokenCache
 from service.api import (
     admin,
     dispute_queue,
@@ -45,7 +46,6 @@ from service.api import (
     replays,
     seasons,
 )
-from service.api.auth import TokenCache
 from service.api.deps import DEPENDENCIES
 from service.api.docs_assets import swagger_plugin
 from service.api.errors import EXCEPTION_HANDLERS, document_problems
@@ -199,7 +199,7 @@ def _tune_gc() -> None:
 
 @asynccontextmanager
 async def _lifespan(app: Litestar) -> AsyncIterator[None]:
-    from service.api.auth import bootstrap_admin
+    from service.accounts.players import bootstrap_admin
 
     settings: Settings = app.state.settings
     url = settings.database.url

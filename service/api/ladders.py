@@ -15,9 +15,9 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.rules import DEFAULT_TERMS, MatchTerms, TimeControl
-from service.api.auth import Player
+from service.accounts.guards import requires_role
+from service.accounts.players import Player
 from service.api.creates import IdempotencyKey, create_once, request_hash
-from service.api.deps import requires_role
 from service.errors import Conflict, NotFound, ValidationFailed
 from service.matches import new_id
 from service.matches.facts import LadderTerms

@@ -18,8 +18,7 @@ from schemas.cards import TOKEN_KINDS, Seat
 from schemas.events import MatchCreated
 from schemas.outcome import MatchOutcome, SeatOutcome
 from schemas.views import MatchView
-from service.api.auth import Player
-from service.api.deps import caller_of
+from service.accounts.players import Player, caller_of
 from service.engine import is_terminal, view
 from service.engine.outcome import decision, explained_comparison, winning_sets
 from service.errors import Conflict

@@ -20,8 +20,8 @@ from psycopg_pool import AsyncConnectionPool
 from schemas.cards import Card, Seat, Target
 from schemas.commands import Command, KeepCards, Pass, PlayCard, Resign, SeatCommand
 from schemas.views import LogEntry, MatchView
-from service.api.auth import Player
-from service.api.deps import caller_of, current_player, maybe_player
+from service.accounts.guards import current_player, maybe_player
+from service.accounts.players import Player, caller_of
 from service.engine import fold, is_terminal, redact, view
 from service.errors import Forbidden, ValidationFailed
 from service.evidence.receipts import Receipt, last_receipt

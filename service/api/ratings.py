@@ -20,7 +20,7 @@ from litestar.params import Parameter
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from service.api.deps import requires_role
+from service.accounts.guards import requires_role
 from service.errors import MatchaError, NotFound, Unavailable, ValidationFailed
 from service.ratings.elo import expected_score as elo_expected
 from service.ratings.glicko2 import Glicko2Settings, entering_phi, rd_of

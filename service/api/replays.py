@@ -27,8 +27,7 @@ from psycopg_pool import AsyncConnectionPool
 from schemas.events import DisputeFiled, MatchCreated
 from schemas.rules import MatchTerms
 from schemas.views import EventView, MatchView, Viewer
-from service.api.auth import Player
-from service.api.deps import caller_of
+from service.accounts.players import Player, caller_of
 from service.engine import redact
 from service.engine.redact import sight
 from service.errors import MatchaError, NotFound

@@ -31,8 +31,8 @@ from schemas.seasons import (
     StandingsFrozen,
     StartSeason,
 )
-from service.api.auth import Player
-from service.api.deps import requires_role
+from service.accounts.guards import requires_role
+from service.accounts.players import Player
 from service.api.ladders import ladder_by_id
 from service.api.ratings import HistoryEntry, rating_history
 from service.errors import Forbidden, NotFound

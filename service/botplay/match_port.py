@@ -18,8 +18,7 @@ import msgspec
 from schemas.cards import Seat
 from schemas.commands import Command, SeatCommand
 from schemas.views import MatchView
-from service.api.auth import Player
-from service.api.deps import caller_of
+from service.accounts.players import Player, caller_of
 from service.engine import State, is_terminal, view
 from service.errors import Forbidden
 from service.matches import Committed, Folded, MatchCore, MatchFacts, StartedMatch, seen_by

@@ -18,8 +18,8 @@ from litestar import Request, get, post
 from litestar.params import QueryParameter
 
 from schemas.cards import Seat
-from service.api.auth import Player
-from service.api.deps import maybe_player
+from service.accounts.guards import maybe_player
+from service.accounts.players import Player
 from service.botplay.accounts import BOT_ROLE
 from service.botplay.state import BotPlay
 from service.bots.levels import LEVELS

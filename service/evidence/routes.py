@@ -11,7 +11,7 @@ from litestar.datastructures import State
 from litestar.params import QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
-from service.api.deps import requires_role
+from service.accounts.guards import requires_role
 from service.audit.report import AuditReport
 from service.audit.timing import DEFAULT_GAP_S
 from service.errors import NotFound, ValidationFailed

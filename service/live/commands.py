@@ -17,7 +17,7 @@ from __future__ import annotations
 import msgspec
 
 from schemas.views import MatchView
-from service.api.deps import caller_of
+from service.accounts.players import caller_of
 from service.api.errors import problem_of
 from service.api.match_routes import (
     CommandBody,

@@ -39,8 +39,8 @@ from schemas.tournaments import (
     TournamentCommand,
     WithdrawPlayer,
 )
-from service.api.auth import Player
-from service.api.deps import requires_role
+from service.accounts.guards import requires_role
+from service.accounts.players import Player
 from service.api.ladder_ratings import rating_of
 from service.api.ladders import ladder_by_id
 from service.errors import Forbidden
