@@ -52,6 +52,7 @@ from service.api.errors import EXCEPTION_HANDLERS, document_problems
 from service.botplay.plugin import BotPlayPlugin
 from service.evidence import plugin as evidence_plugin
 from service.evidence import routes as evidence_routes
+from service.ladders import ladder_terms
 from service.live.plugin import LivePlugin
 from service.matches import MatchCore
 from service.matches.summaries import catch_up_match_summaries
@@ -216,7 +217,7 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         app.state.pool = pool
         app.state.store = store
         app.state.redis = redis
-        app.state.matches = MatchCore(store, ladder_terms=ladders.ladder_terms(pool))
+        app.state.matches = MatchCore(store, ladder_terms=ladder_terms(pool))
         async with pool.connection() as conn:
             if settings.api.admin_token:
                 await bootstrap_admin(conn, settings.api.admin_name, settings.api.admin_token)

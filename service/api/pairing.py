@@ -17,9 +17,8 @@ from schemas.rules import TimeControl
 from service.accounts.guards import requires_role
 from service.accounts.players import Player
 from service.api.creates import IdempotencyKey, create_once, match_create_key, request_hash
-from service.api.ladder_ratings import rating_of
-from service.api.ladders import is_member, ladder_by_id, terms_of
 from service.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from service.ladders import is_member, ladder_by_id, rating_of, terms_of
 from service.matches import MatchCore, StartedMatch, new_id
 
 

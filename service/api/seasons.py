@@ -33,9 +33,9 @@ from schemas.seasons import (
 )
 from service.accounts.guards import requires_role
 from service.accounts.players import Player
-from service.api.ladders import ladder_by_id
 from service.api.ratings import HistoryEntry, rating_history
 from service.errors import Forbidden, NotFound
+from service.ladders import ladder_by_id
 from service.seasons import engine, stream
 from service.seasons.standings import SEASON_ENTRIES, ranked
 from service.settings import Settings

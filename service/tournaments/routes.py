@@ -41,9 +41,8 @@ from schemas.tournaments import (
 )
 from service.accounts.guards import requires_role
 from service.accounts.players import Player
-from service.api.ladder_ratings import rating_of
-from service.api.ladders import ladder_by_id
 from service.errors import Forbidden
+from service.ladders import ladder_by_id, rating_of
 from service.matches.core import new_id
 from service.tournaments import projection, reads
 from service.tournaments.live import standings_socket, standings_stream
