@@ -223,8 +223,8 @@ async def _visible(url: str, prefix: str) -> list[float]:
     from litestar.testing import AsyncTestClient
 
     from service.api.app import create_app
-    from service.api.seat_state import bot_request
     from service.bots import heuristic_bot, random_bot
+    from service.bots.seat_view import bot_request
     from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 
     settings = Settings(

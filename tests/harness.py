@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 import uvicorn
 
-from service.api.seat_state import bot_request
 from service.bots import Bot, heuristic_bot, random_bot
+from service.bots.seat_view import bot_request
 from service.embedded import free_port
 from service.settings import Settings
 

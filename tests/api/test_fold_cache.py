@@ -13,8 +13,8 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
-from service.api.seat_state import bot_request
 from service.bots import heuristic_bot, random_bot
+from service.bots.seat_view import bot_request
 from service.engine import fold
 from service.matches.folds import Folded
 from service.matches.summaries import summarise

@@ -28,7 +28,7 @@ from websockets.exceptions import ConnectionClosed
 
 from schemas.events import MatchEnded
 from schemas.views import LogEntry
-from service.api.seat_state import move_request
+from service.bots.seat_view import move_request
 from service.embedded import free_port, port_is_free
 from service.engine import fold, redact
 from service.engine.state import State, slot

@@ -28,7 +28,7 @@ from live_harness import Driver, SseWatcher, Watcher
 from secrecy_oracle import Knows, knows, leaked, over_at
 
 from schemas.events import Event
-from service.api.seat_state import move_request
+from service.bots.seat_view import move_request
 from service.live import channels
 from service.settings import Settings
 from service.store import EventStore

@@ -20,7 +20,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from schemas.events import MatchCreated
-from service.api.seat_state import move_request
+from service.bots.seat_view import move_request
 from service.store import EventStore
 
 pytestmark = pytest.mark.anyio
