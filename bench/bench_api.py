@@ -780,7 +780,7 @@ def bench_server(
             **(extra_env or {}),
         }
         proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "service.api.app:create_app",
+            [sys.executable, "-m", "uvicorn", "--factory", "service.app:create_app",
              "--host", "127.0.0.1", "--port", str(port), "--workers", str(WORKERS),
              "--http", PROTOCOL, "--no-access-log", "--log-level", "warning"],
             env=env,

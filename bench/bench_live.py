@@ -564,7 +564,7 @@ def _start_server(
             sys.executable,
             "-m",
             "uvicorn",
-            "service.api.app:create_app",
+            "service.app:create_app",
             "--factory",
             "--host",
             "127.0.0.1",

@@ -10,7 +10,7 @@ import click
 
 # name -> "module:attribute" of a click command
 COMMANDS: dict[str, str] = {
-    "api": "service.api.serve:api_command",
+    "api": "service.serve:api_command",
     "audit": "service.audit.cli:audit",
     "bots": "service.bots.cli:bots",
     "export": "workers.export:export",

@@ -36,12 +36,12 @@ from typing import Any
 import click
 
 from service.api.http_protocol import PROTOCOL as HTTP_PROTOCOL
-from service.api.serve import WS_MAX_MESSAGE_BYTES
 from service.cli import COMMANDS
 from service.embedded import die_with_parent
 from service.errors import MatchaError
 from service.ops.logging import uvicorn_log_config
 from service.ops.stopping import DRAIN_S
+from service.serve import WS_MAX_MESSAGE_BYTES
 from service.settings import load_settings
 
 
@@ -374,7 +374,7 @@ def _start(
             "-m",
             "uvicorn",
             "--factory",
-            "service.api.app:create_app",
+            "service.app:create_app",
             "--host",
             host,
             "--port",

@@ -174,7 +174,7 @@ async def play_out(
 @contextlib.asynccontextmanager
 async def serve_in_process(settings: Settings) -> AsyncIterator[str]:
     """The real app under uvicorn on a free port, in this event loop; yields its base URL."""
-    from service.api.app import create_app
+    from service.app import create_app
 
     port = free_port()
     server = uvicorn.Server(

@@ -5,7 +5,6 @@
 * ``workers.ratings``: the ratings projection (Elo or Glicko-2, and seasons), the
   job ``update_ladder(ladder_id)``; ``workers.elo`` re-exports its Elo;
 * ``workers.replays``: match records and replay archives (one module per idea);
-* ``workers.queue``: the operators' RQ queues and the API's hint hook;
 * ``workers.rq_worker``: an RQ worker that outlives its broker;
 * ``workers.cli`` / ``workers.export``: ``matcha worker`` and ``matcha export``.
 

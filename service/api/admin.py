@@ -34,6 +34,7 @@ from service.audit.disputes import disputes_seen_by
 from service.audit.report import AuditReport, DisputeState
 from service.audit.timing import DEFAULT_GAP_S
 from service.audit.trail import AdminAction, admin_actions, parse_filters
+from service.broker.jobs import enqueue_ladder_update, redis_client
 from service.matches import Accepted, MatchCore
 from service.settings import Settings
 from service.store import EventStore
@@ -82,8 +83,6 @@ def _enqueue_ladder_update(app: Litestar) -> OnAnnulled:
             log.warning("REDIS_URL is not set: ladder %s is recomputed by catch-up", ladder_id)
             return
         from anyio import to_thread
-
-        from workers.queue import enqueue_ladder_update, redis_client
 
         def put() -> None:
             enqueue_ladder_update(

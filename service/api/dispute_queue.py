@@ -136,4 +136,4 @@ async def dispute_queue(
 
 
 ROUTES = [dispute_queue]
-"""Mounted through ``service.api.app.ROUTES``."""
+"""Mounted through ``service.app.ROUTES``."""

@@ -109,4 +109,4 @@ async def match_outcome(
 
 
 ROUTES = [match_outcome]
-"""Mounted through ``service.api.app.ROUTES``."""
+"""Mounted through ``service.app.ROUTES``."""

@@ -34,6 +34,7 @@ from schemas.seasons import (
 from service.accounts.guards import requires_role
 from service.accounts.players import Player
 from service.api.ratings import HistoryEntry, rating_history
+from service.broker.jobs import RATINGS, enqueue_ladder_update, queue, redis_client
 from service.errors import Forbidden, NotFound
 from service.ladders import ladder_by_id
 from service.seasons import engine, stream
@@ -124,7 +125,6 @@ def _schedule_jobs(settings: Settings, ladder_id: str, *at: datetime) -> None:
     job of the ladder also moves a season whose date passed)."""
     if not settings.redis.url:
         return
-    from workers.queue import RATINGS, queue, redis_client
 
     try:
         q = queue(RATINGS, redis=redis_client(settings.redis.url), prefix=settings.redis.prefix)
@@ -143,7 +143,6 @@ def _schedule_jobs(settings: Settings, ladder_id: str, *at: datetime) -> None:
 def _enqueue_ratings(settings: Settings, ladder_id: str) -> None:
     if not settings.redis.url:
         return
-    from workers.queue import enqueue_ladder_update, redis_client
 
     try:
         enqueue_ladder_update(

@@ -32,18 +32,19 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from service.live import channels, metrics
-from service.live.config import LiveSettings
-from service.live.publish import StoredLike
-from service.live.wire import (
+from service.broker import channels
+from service.broker.hints import (
     EventsHint,
     LobbySummary,
     OddsHint,
-    PresenceFrame,
     PresenceHint,
     hint_decoder,
     hint_encoder,
 )
+from service.broker.publish import StoredLike
+from service.live import metrics
+from service.live.config import LiveSettings
+from service.live.wire import PresenceFrame
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,8 @@ who sees what (docs/architecture.md).
 * ``MatchCore`` (``core``): start a match; ``run`` any command through fold →
   decide → append → after-commit hooks; the non-seat commands (disputes,
   decisions, annulments, time-outs) as methods.
-* ``seen_by`` and friends (``policy``): what a caller may see, on which channel.
+* ``seen_by``, ``public_sight``, ``replay_viewer`` (``policy``): what a caller (or the
+  public) may see, on which channel.
 * ``MatchFacts`` (``facts``): how a match began and the terms it is played on.
 * ``Folded`` / ``FoldCache`` (``folds``): the cached fold, keyed by version and head.
 * ``summaries``: the ``match_summaries`` projection kept in step with the events.
@@ -30,6 +31,7 @@ from service.matches.policy import (
     Channel,
     Seen,
     check_record_export,
+    public_sight,
     replay_viewer,
     seen_by,
 )
@@ -50,6 +52,7 @@ __all__ = [
     "check_record_export",
     "command_hash",
     "new_id",
+    "public_sight",
     "replay_viewer",
     "seen_by",
 ]

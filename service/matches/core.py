@@ -46,7 +46,7 @@ from schemas.commands import (
     StartMatch,
     TimeOut,
 )
-from schemas.events import MatchCreated
+from schemas.events import MatchAnnulled, MatchCreated, MatchEnded
 from schemas.receipts import Receipt
 from schemas.rules import RULESETS, MatchTerms
 from service.cache import Bounded
@@ -90,6 +90,13 @@ class Committed(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def match_id(self) -> str:
         return self.facts.match_id
+
+    @property
+    def over(self) -> bool:
+        """The match is over (ended or annulled) after these rows."""
+        return self.over_before or any(
+            isinstance(s.event, MatchEnded | MatchAnnulled) for s in self.stored
+        )
 
 
 AfterCommit = Callable[[Committed], Awaitable[None]]

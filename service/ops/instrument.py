@@ -1,6 +1,6 @@
 """Metrics and log context for match commands, without touching the API's code.
 
-Registered in `service.api.app.ON_STARTUP`: once the lifespan has put the
+Registered in `service.app.ON_STARTUP`: once the lifespan has put the
 match core and the event store on `app.state`, the core is given an observer
 and the store's `append` is wrapped (on that instance only), so that every
 command is counted and timed by kind and outcome, every append counts its

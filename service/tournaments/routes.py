@@ -345,4 +345,4 @@ ROUTES = [
         tags=["tournaments"],
     )
 ]
-"""Mounted by ``service.api.app`` (its ``ROUTES`` list)."""
+"""Mounted by ``service.app`` (its ``ROUTES`` list)."""

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from harness import Account
 from litestar.testing import AsyncTestClient
 
-from service.api.app import create_app
+from service.app import create_app
 from service.bots import random_bot
 from service.bots.seat_view import bot_request
 from service.evidence.cli import verify

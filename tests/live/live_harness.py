@@ -68,7 +68,7 @@ def serve_subprocess(settings: Settings, extra_env: dict[str, str] | None = None
             sys.executable,
             "-m",
             "uvicorn",
-            "service.api.app:create_app",
+            "service.app:create_app",
             "--factory",
             "--host",
             "127.0.0.1",

@@ -29,7 +29,7 @@ from secrecy_oracle import Knows, knows, leaked, over_at
 
 from schemas.events import Event
 from service.bots.seat_view import move_request
-from service.live import channels
+from service.broker import channels
 from service.settings import Settings
 from service.store import EventStore
 

@@ -11,7 +11,7 @@ from harness import Api, play_out
 from litestar.testing import AsyncTestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from service.api.app import create_app
+from service.app import create_app
 from service.errors import VersionConflict
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 from service.store.db import scratch_database, with_database

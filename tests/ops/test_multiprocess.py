@@ -147,7 +147,7 @@ def test_a_match_played_on_one_process_is_watched_on_another_and_the_worker_rate
                 "-m",
                 "uvicorn",
                 "--factory",
-                "service.api.app:create_app",
+                "service.app:create_app",
                 "--host",
                 "127.0.0.1",
                 "--port",

@@ -19,8 +19,8 @@ from rq.job import Job
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from service.broker.jobs import queue, redis_client
 from service.embedded import free_port
-from workers.queue import queue, redis_client
 
 from .processes import ADMIN_TOKEN, Service, service_database, service_env, wait_for, wait_ready
 

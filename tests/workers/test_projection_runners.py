@@ -18,6 +18,7 @@ from redis.asyncio import Redis as AsyncRedis
 from workers_harness import finish_match, hand_elo, new_ladder, played_log, store_log, table
 
 from schemas.events import decode_event
+from service.broker.wake import hint
 from service.matches.summaries import summarise
 from service.store import EventStore
 from workers.projections import (
@@ -29,7 +30,7 @@ from workers.projections import (
 )
 from workers.projections import positions as runner_rows
 from workers.projections.runner import start
-from workers.projections.wake import Listener, hint
+from workers.projections.wake import Listener
 from workers.projections.wake import start as start_listener
 from workers.replays import build_from_log
 

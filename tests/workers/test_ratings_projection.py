@@ -22,8 +22,8 @@ from workers_harness import (
     table,
 )
 
+from service.broker.jobs import enqueue_ladder_update, queues
 from service.store import EventStore
-from workers.queue import enqueue_ladder_update, queues
 from workers.ratings import apply_ladder
 
 pytestmark = pytest.mark.anyio

@@ -22,10 +22,10 @@ from test_ratings_projection import glicko_histories, glicko_state
 from workers_harness import histories, insert_result, table
 
 from schemas.seasons import StandingsFrozen
-from service.api.app import create_app
+from service.app import create_app
+from service.broker.jobs import queues
 from service.seasons import engine, stream
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
-from workers.queue import queues
 from workers.ratings import apply_ladder
 
 pytestmark = pytest.mark.anyio

@@ -2,7 +2,7 @@
 
 The archives projection (``workers.projections.archives``) keeps every archive
 current by itself; this job is for an operator who wants one archive built now
-(``workers.queue.enqueue_archive``). Safe to run twice: the upsert keeps the
+(``service.broker.jobs.enqueue_archive``). Safe to run twice: the upsert keeps the
 newest archive.
 """
 

@@ -47,9 +47,9 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
         "timeout_graceful_shutdown": int(DRAIN_S),
     }
     if workers > 1:
-        uvicorn.run("service.api.app:create_app", factory=True, workers=workers, **options)
+        uvicorn.run("service.app:create_app", factory=True, workers=workers, **options)
         return
-    from service.api.app import create_app
+    from service.app import create_app
 
     uvicorn.run(create_app(settings), **options)
 
