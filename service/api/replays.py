@@ -143,7 +143,7 @@ async def get_replay(match_id: str, pool: AsyncConnectionPool, viewer: Player | 
     cached = await load_archive(pool, match_id)
     archive = cached.archive
     facts = record_facts(archive.record)
-    who: Viewer = "omniscient" if viewer is not None and viewer.has("admin") else "spectator"
+    who = replay_viewer(facts, caller_of(viewer))
     async with pool.connection() as conn:
         headers = shown_headers(await with_ratings_async(conn, archive.record.headers), facts, who)
     return Replay(
