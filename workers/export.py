@@ -19,7 +19,7 @@ from tqdm import tqdm  # type: ignore[import-untyped]
 
 from service.cli_defaults import database_options, resolve_ladder
 from service.cli_defaults import database_url as local_or_given
-from workers.replays import encode_record, record_from_log, record_with_ratings
+from service.replays import encode_record, record_from_log, record_with_ratings
 
 
 class _Line(msgspec.Struct):

@@ -24,7 +24,7 @@ from service.engine import is_terminal, view
 from service.engine.outcome import decision, explained_comparison, winning_sets
 from service.errors import Conflict
 from service.matches import MatchCore, public_sight
-from workers.replays import RATINGS_OF_MATCH
+from service.replays import RATINGS_OF_MATCH
 
 
 def outcome_of(

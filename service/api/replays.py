@@ -5,7 +5,7 @@ Archives are built by the archives projection of the workers
 (workers/projections/archives.py); a request that finds none, or one older than
 the log (a dispute filed after the end, an annulment, before the projection
 caught up), builds it on the spot and stores it, with the workers' own loader
-and upsert (workers/replays/store.py). Everything a viewer sees
+and upsert (service/replays/store.py). Everything a viewer sees
 comes from the engine's ``view``/``redact``: the public frames for anyone,
 the omniscient frames for admins only. Ratings before and after the match are
 read from the ratings projection at request time (they change when an earlier
@@ -32,7 +32,7 @@ from service.engine import redact
 from service.engine.redact import sight
 from service.errors import MatchaError, NotFound
 from service.matches import MatchFacts, check_record_export, replay_viewer
-from workers.replays import (
+from service.replays import (
     Headers,
     MatchRecord,
     RecordCheck,
@@ -93,7 +93,7 @@ _cache: OrderedDict[str, _Cached] = OrderedDict()
 
 async def load_archive(pool: AsyncConnectionPool, match_id: str) -> _Cached:
     """The match's current archive: stored if it is the log's as it stands, else
-    built now and stored (``workers.replays.store``: the worker's loader and upsert)."""
+    built now and stored (``service.replays.store``: the workers' one loader and upsert)."""
     async with pool.connection() as conn:
         current = await current_archive_async(conn, match_id)
         if current is None:

@@ -24,7 +24,7 @@ from service.evidence.keys import Keyring, load_keyring, rotate
 from service.evidence.receipts import Receipt, decode_receipts, receipt_holds, receipt_problem
 
 if TYPE_CHECKING:
-    from workers.replays import MatchRecord
+    from service.replays import MatchRecord
 
 
 def _receipt_against_record(
@@ -53,7 +53,7 @@ def verify_record(
     data: bytes, receipts: list[tuple[str, Receipt]], keyring: Keyring | None
 ) -> tuple[list[str], list[str]]:
     """(what holds, what does not) for a record and receipts; pure."""
-    from workers.replays import check_record, decode_record
+    from service.replays import check_record, decode_record
 
     record = decode_record(data)
     ok: list[str] = []

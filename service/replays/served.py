@@ -15,7 +15,7 @@ import msgspec
 import psycopg
 from psycopg import AsyncConnection
 
-from workers.replays.record import Headers, MatchRecord
+from service.replays.record import Headers, MatchRecord
 
 RATINGS_OF_MATCH = """
 SELECT h.player_id, h.before[k.i], h.after[k.i]

@@ -25,7 +25,7 @@ from anyio import to_thread
 from psycopg import AsyncConnection
 
 from service.errors import NotFound
-from workers.replays.archive import (
+from service.replays.archive import (
     ARCHIVE_FORMAT,
     BuiltArchive,
     LogRow,
@@ -33,7 +33,7 @@ from workers.replays.archive import (
     collector_paused,
     record_of_log,
 )
-from workers.replays.record import MatchRecord
+from service.replays.record import MatchRecord
 
 LOGS_FOR_ARCHIVES = """
 SELECT m.match_id,

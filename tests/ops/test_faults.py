@@ -21,7 +21,7 @@ from rq.job import Job
 
 from service.broker.jobs import queue
 from service.embedded import free_port
-from workers.replays import build_from_log
+from service.replays import build_from_log
 
 from .processes import (
     ADMIN_TOKEN,

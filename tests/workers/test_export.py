@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from workers_harness import finish_match, new_ladder
 
+from service.replays import check_record, decode_record
 from service.store import EventStore
 from workers.export import export
-from workers.replays import check_record, decode_record
 
 pytestmark = pytest.mark.anyio
 

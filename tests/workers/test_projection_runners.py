@@ -20,6 +20,7 @@ from workers_harness import finish_match, hand_elo, new_ladder, played_log, stor
 from schemas.events import decode_event
 from service.broker.wake import hint
 from service.matches.summaries import summarise
+from service.replays import build_from_log
 from service.store import EventStore
 from workers.projections import (
     ArchivesProjection,
@@ -32,7 +33,6 @@ from workers.projections import positions as runner_rows
 from workers.projections.runner import start
 from workers.projections.wake import Listener
 from workers.projections.wake import start as start_listener
-from workers.replays import build_from_log
 
 pytestmark = pytest.mark.anyio
 

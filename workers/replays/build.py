@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.replays.store import build_from_log, store_archives
 from workers import db
-from workers.replays.store import build_from_log, store_archives
 
 
 def build_archive(match_id: str, *, database_url: str | None = None) -> dict[str, Any]:
