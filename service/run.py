@@ -36,13 +36,15 @@ from typing import Any
 import click
 
 from service.api.http_protocol import PROTOCOL as HTTP_PROTOCOL
+from service.api.http_protocol import WS_MAX_MESSAGE_BYTES
 from service.cli import COMMANDS
-from service.embedded import die_with_parent
+from service.embedded import die_with_parent, start_postgres, start_redis
 from service.errors import MatchaError
 from service.ops.logging import uvicorn_log_config
 from service.ops.stopping import DRAIN_S
-from service.serve import WS_MAX_MESSAGE_BYTES
 from service.settings import load_settings
+from service.store.db import with_database
+from service.store.migrate import apply_migrations
 
 
 class _Stop(Exception):
@@ -218,11 +220,6 @@ def admin_token(data_dir: Path) -> str:
 
 
 def _apply_migrations(url: str) -> bool:
-    try:
-        from service.store.migrate import apply_migrations
-    except ImportError:
-        click.echo("matcha run: note: service.store.migrate is not there yet; migrations skipped")
-        return False
     apply_migrations(url)
     return True
 
@@ -235,8 +232,6 @@ def _embedded_database(server_url: str) -> tuple[str, str]:
     as in production; trust authentication on the private socket needs no password.
     """
     import psycopg
-
-    from service.store.db import with_database
 
     with psycopg.connect(server_url, autocommit=True) as conn:
         if conn.execute("SELECT 1 FROM pg_database WHERE datname = 'matcha'").fetchone() is None:
@@ -323,8 +318,6 @@ def run(host: str | None, port: int | None, data_dir: Path | None, worker: bool)
 def _start(
     supervisor: _Supervisor, settings: Any, host: str, port: int, data_dir: Path, worker: bool
 ) -> None:
-    from service.embedded import start_postgres, start_redis
-
     database_url = migrate_url = settings.database.url
     if database_url:
         click.echo(f"PostgreSQL:  {_redact_url(database_url)} (DATABASE_URL)")

@@ -10,14 +10,10 @@ from typing import Any
 import click
 import uvicorn
 
-from service.api.http_protocol import PROTOCOL
+from service.api.http_protocol import PROTOCOL, WS_MAX_MESSAGE_BYTES
+from service.app import create_app
 from service.ops.stopping import DRAIN_S
 from service.settings import Settings, load_settings
-
-WS_MAX_MESSAGE_BYTES = 4096
-"""The largest message a live client may send: it only ever sends a hello with its
-token. uvicorn's default (16 MB) would let each socket make the server buffer that
-much; a bigger message closes the socket with 1009."""
 
 
 def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> None:
@@ -49,8 +45,6 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
     if workers > 1:
         uvicorn.run("service.app:create_app", factory=True, workers=workers, **options)
         return
-    from service.app import create_app
-
     uvicorn.run(create_app(settings), **options)
 
 

@@ -28,9 +28,11 @@ from schemas.events import DisputeFiled, MatchCreated
 from schemas.rules import MatchTerms
 from schemas.views import EventView, MatchView, Viewer
 from service.accounts.players import Player, caller_of
+from service.api.errors import problem_response
 from service.engine import redact
 from service.engine.redact import sight
 from service.errors import MatchaError, NotFound
+from service.evidence.record import record_evidence, signed_receipt, unsigned
 from service.matches import MatchFacts, check_record_export, replay_viewer
 from service.replays import (
     Headers,
@@ -45,6 +47,7 @@ from service.replays import (
     record_of_events,
     with_ratings_async,
 )
+from service.replays.signatures import signed_checks
 
 log = logging.getLogger("matcha.api.replays")
 
@@ -223,8 +226,6 @@ async def export_record(
     into a match, is answered with a 409 problem+json listing what the audit
     found (``errors``), never a 5xx.
     """
-    from service.evidence.record import record_evidence, unsigned
-
     evidence = getattr(request.app.state, "evidence", None)
     async with pool.connection() as conn:
         found = await record_evidence(conn, match_id, evidence)
@@ -252,8 +253,6 @@ async def export_record(
     receipt, proof = found.receipt, found.checkpoint
     if withheld is not None:
         # what this record holds is signed too: the last signed head before the withheld part
-        from service.evidence.record import signed_receipt
-
         if receipt is not None and receipt.version >= withheld:
             async with pool.connection() as conn:
                 receipt = await signed_receipt(conn, match_id, before=withheld)
@@ -271,8 +270,6 @@ async def export_record(
 
 
 def _tampered(request: Request[Any, Any, Any], why: str, problems: list[str]) -> Response[Any]:
-    from service.api.errors import problem_response
-
     return problem_response(
         request,
         409,
@@ -319,8 +316,6 @@ async def import_record(request: Request[Any, Any, Any]) -> RecordCheck:
     evidence = getattr(request.app.state, "evidence", None)
     if evidence is not None and (record.receipt is not None or record.checkpoint is not None):
         # what the record says the service signed must verify with the service's keys
-        from service.evidence.cli import signed_checks
-
         _, problems = signed_checks(record, [], evidence.keyring, require_receipt=False)
         if problems:
             checked = msgspec.structs.replace(

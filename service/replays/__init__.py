@@ -9,7 +9,8 @@ One idea per module:
 * ``store``: the one loader and the one upsert (blocking for the worker, async
   for the API);
 * ``served``: the ratings a record gains when it is served;
-* ``check``: checking an imported record.
+* ``check``: checking an imported record; ``signatures``: checking what the
+  service signed about it (its receipts, its checkpoint proof).
 
 Used by the API (replays, records, a match's outcome), the console
 (``matcha verify``, ``matcha export``) and the workers: the archives projection

@@ -27,6 +27,7 @@ import psycopg
 
 from workers.projections.log import END_TYPES
 from workers.projections.runner import Step
+from workers.ratings import update_ladder  # the ratings job's public function
 
 log = logging.getLogger("matcha.workers.projections")
 
@@ -81,8 +82,6 @@ class RatingsProjection:
         return self._update(behind)
 
     def _update(self, ladders: list[str]) -> int:
-        from workers.ratings import update_ladder  # the ratings job's public function
-
         updated = 0
         for ladder_id in ladders:
             try:
