@@ -44,6 +44,7 @@ from service.broker.wake import projections_hint_hook
 from service.errors import MatchaError, VersionConflict
 from service.evidence.service import load_service_evidence
 from service.matches import MatchCore
+from service.matches.clocks import time_out
 from service.store import EventStore
 from service.store.db import open_pool
 
@@ -141,7 +142,8 @@ class Sweeper:
             if self.before_time_out is not None:
                 await self.before_time_out(match_id)
             try:
-                accepted = await self.core.time_out(
+                accepted = await time_out(
+                    self.core,
                     match_id,
                     1 if seat == 1 else 0,
                     expected_version=version,

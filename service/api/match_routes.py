@@ -24,7 +24,7 @@ from service.accounts.players import Player, caller_of
 from service.engine import is_terminal, redact, view
 from service.errors import ValidationFailed
 from service.evidence.receipts import Receipt, receipt_of_answer
-from service.matches import MatchCore, Seen
+from service.matches import MatchCore, Seen, clocks
 from service.matches.seats import (
     CommandBody,
     KeepBody,
@@ -169,7 +169,7 @@ async def claim_time_out(match_id: str, request: Request[Any, Any, Any]) -> Comm
     player = await current_player(request)
     set_player(player.name)
     core: MatchCore = request.app.state.matches
-    accepted = await core.claim_time_out(match_id, player.id)
+    accepted = await clocks.claim_time_out(core, match_id, player.id)
     return CommandResult(
         version=accepted.version,
         view=answer_view(accepted, caller_of(player)),

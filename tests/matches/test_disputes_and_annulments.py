@@ -9,6 +9,7 @@ from core_script import Clock, Table
 
 from schemas.events import DisputeDecided, DisputeFiled, MatchAnnulled
 from service.errors import Forbidden, NotFound, RuleError
+from service.matches.disputes import annul, decide_dispute, file_dispute
 
 pytestmark = pytest.mark.anyio
 
@@ -19,7 +20,7 @@ async def test_given_an_ended_match_when_a_player_disputes_then_the_dispute_is_f
     await table.start()
     await table.resign(0)
 
-    accepted = await table.core.file_dispute(table.match_id, "ann", "My opponent saw my hand.")
+    accepted = await file_dispute(table.core, table.match_id, "ann", "My opponent saw my hand.")
 
     filed = accepted.stored[-1].event
     assert isinstance(filed, DisputeFiled)
@@ -35,7 +36,7 @@ async def test_given_an_ended_match_when_a_stranger_disputes_then_it_is_forbidde
     before = await table.version()
 
     with pytest.raises(Forbidden):
-        await table.core.file_dispute(table.match_id, "cy", "I was not even playing.")
+        await file_dispute(table.core, table.match_id, "cy", "I was not even playing.")
 
     assert await table.version() == before
 
@@ -47,7 +48,7 @@ async def test_given_a_match_in_play_when_a_player_disputes_then_the_rules_refus
     before = await table.version()
 
     with pytest.raises(RuleError) as refused:
-        await table.core.file_dispute(table.match_id, "ann", "Too early.")
+        await file_dispute(table.core, table.match_id, "ann", "Too early.")
 
     assert refused.value.code == "match_not_finished"
     assert await table.version() == before
@@ -61,7 +62,7 @@ async def test_given_the_window_closed_when_a_player_disputes_then_the_rules_ref
     clock.advance(86_400 + 1)  # the default terms' dispute window
 
     with pytest.raises(RuleError) as refused:
-        await table.core.file_dispute(table.match_id, "ann", "Too late.")
+        await file_dispute(table.core, table.match_id, "ann", "Too late.")
 
     assert refused.value.code == "dispute_window_closed"
 
@@ -71,18 +72,18 @@ async def test_given_a_filed_dispute_when_an_admin_upholds_it_then_the_match_is_
 ) -> None:
     await table.start()
     await table.resign(0)
-    filed = (await table.core.file_dispute(table.match_id, "ann", "Misdeal.")).stored[-1].event
+    filed = (await file_dispute(table.core, table.match_id, "ann", "Misdeal.")).stored[-1].event
     assert isinstance(filed, DisputeFiled)
 
-    decided = await table.core.decide_dispute(
-        filed.dispute_id, "admin-1", upheld=True, reason="The deal was wrong."
+    decided = await decide_dispute(
+        table.core, filed.dispute_id, "admin-1", upheld=True, reason="The deal was wrong."
     )
 
     types = [type(r.event) for r in decided.stored]
     assert types == [DisputeDecided, MatchAnnulled]
     assert (await table.state()).annulled
     with pytest.raises(RuleError) as again:
-        await table.core.decide_dispute(filed.dispute_id, "admin-1", upheld=False, reason="No.")
+        await decide_dispute(table.core, filed.dispute_id, "admin-1", upheld=False, reason="No.")
     assert again.value.code == "dispute_decided"
 
 
@@ -90,7 +91,7 @@ async def test_given_no_such_dispute_when_an_admin_decides_it_then_it_is_not_fou
     table: Table,
 ) -> None:
     with pytest.raises(NotFound) as refused:
-        await table.core.decide_dispute("no-such-dispute", "admin-1", upheld=True, reason="?")
+        await decide_dispute(table.core, "no-such-dispute", "admin-1", upheld=True, reason="?")
 
     assert refused.value.code == "dispute_not_found"
 
@@ -102,7 +103,7 @@ async def test_given_a_match_in_play_when_an_admin_annuls_it_then_no_more_moves_
     await table.play()
     command = await table.legal()
 
-    annulled = await table.core.annul(table.match_id, "admin-1", "Collusion found.")
+    annulled = await annul(table.core, table.match_id, "admin-1", "Collusion found.")
     after = await table.version()
 
     assert isinstance(annulled.stored[-1].event, MatchAnnulled)
@@ -119,7 +120,7 @@ async def test_given_an_annulment_without_a_reason_when_an_admin_sends_it_then_r
     before = await table.version()
 
     with pytest.raises(RuleError) as refused:
-        await table.core.annul(table.match_id, "admin-1", "   ")
+        await annul(table.core, table.match_id, "admin-1", "   ")
 
     assert refused.value.code == "reason_required"
     assert await table.version() == before

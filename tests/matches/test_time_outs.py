@@ -10,6 +10,7 @@ from core_script import Clock, Table
 from schemas.events import MatchEnded
 from schemas.rules import MatchTerms, RealTime
 from service.errors import Forbidden, RuleError, VersionConflict
+from service.matches.clocks import claim_time_out, time_out
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +35,7 @@ async def test_given_a_timed_match_when_time_is_left_then_a_time_out_is_refused(
     before = await table.version()
 
     with pytest.raises(RuleError) as refused:
-        await table.core.time_out(table.match_id, mover)
+        await time_out(table.core, table.match_id, mover)
 
     assert refused.value.code == "time_not_expired"
     assert await table.version() == before
@@ -47,7 +48,7 @@ async def test_given_a_seat_that_never_moved_when_its_no_show_time_runs_out_then
     mover = await table.mover()
     clock.advance(31)
 
-    accepted = await table.core.time_out(table.match_id, mover)
+    accepted = await time_out(table.core, table.match_id, mover)
 
     ended = accepted.stored[-1].event
     assert isinstance(ended, MatchEnded)
@@ -63,9 +64,9 @@ async def test_given_a_run_out_clock_when_two_sweepers_time_it_out_then_it_is_re
     deadline_version = await table.version()
     clock.advance(61)
 
-    accepted = await table.core.time_out(table.match_id, mover, expected_version=deadline_version)
+    accepted = await time_out(table.core, table.match_id, mover, expected_version=deadline_version)
     with pytest.raises(VersionConflict):
-        await table.core.time_out(table.match_id, mover, expected_version=deadline_version)
+        await time_out(table.core, table.match_id, mover, expected_version=deadline_version)
 
     ended = accepted.stored[-1].event
     assert isinstance(ended, MatchEnded)
@@ -99,8 +100,8 @@ async def test_given_a_run_out_clock_when_the_opponent_claims_then_the_time_out_
     clock.advance(61)
 
     with pytest.raises(Forbidden):
-        await table.core.claim_time_out(table.match_id, "cy")
-    accepted = await table.core.claim_time_out(table.match_id, ("ann", "bo")[1 - mover])
+        await claim_time_out(table.core, table.match_id, "cy")
+    accepted = await claim_time_out(table.core, table.match_id, ("ann", "bo")[1 - mover])
 
     ended = accepted.stored[-1].event
     assert isinstance(ended, MatchEnded) and ended.winner == 1 - mover

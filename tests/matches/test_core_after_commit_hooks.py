@@ -12,6 +12,7 @@ from core_script import Table
 from schemas.commands import Pass
 from service.errors import RuleError
 from service.matches import AfterCommit, Committed
+from service.matches.disputes import annul
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +52,7 @@ async def test_given_an_ended_match_when_more_commits_then_the_hook_is_told_it_w
     await table.resign(0)
     table.core.after_commit.append(_recorder(heard))
 
-    await table.core.annul(table.match_id, "admin-1", "A test of the annulment's hook.")
+    await annul(table.core, table.match_id, "admin-1", "A test of the annulment's hook.")
 
     assert heard[-1].over_before
     assert [r.type for r in heard[-1].stored] == ["match_annulled"]
