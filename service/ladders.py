@@ -9,14 +9,14 @@ and the tournaments read ladders here.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from msgspec import UNSET
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from schemas.rules import DEFAULT_TERMS, MatchTerms, TimeControl
+from schemas.rules import DEFAULT_TERMS, MatchTerms, RulesetName, TimeControl
 from service.errors import NotFound
 from service.matches.facts import LadderTerms
 from service.ratings.glicko2 import Glicko2Settings
@@ -31,7 +31,7 @@ LADDER_COLUMNS = (
 class Ladder(msgspec.Struct, frozen=True, kw_only=True):
     id: str
     name: str
-    ruleset: Literal["standard", "duel"]
+    ruleset: RulesetName
     rating_system: RatingSystem
     rating: RatingSettings
     spectator_delay_s: int

@@ -3,7 +3,7 @@ players join it."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Response, get, post
@@ -12,7 +12,7 @@ from psycopg.errors import UniqueViolation
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from schemas.rules import TimeControl
+from schemas.rules import RulesetName, TimeControl
 from service.accounts.guards import requires_role
 from service.accounts.players import Player
 from service.api.creates import IdempotencyKey, create_once, request_hash
@@ -47,7 +47,7 @@ def rating_settings(system: RatingSystem, raw: dict[str, Any] | None) -> RatingS
 
 class LadderBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
-    ruleset: Literal["standard", "duel"] = "standard"
+    ruleset: RulesetName = "standard"
     rating_system: RatingSystem = "elo"
     rating: dict[str, Any] | None = None
     """The settings of ``rating_system`` (docs/ratings.md); missing keys take the defaults."""

@@ -44,7 +44,7 @@ import msgspec
 from schemas.clocks import Clocks
 from schemas.commands import Command, StartMatch, TimeOut
 from schemas.events import Event, MatchAnnulled, MatchCreated, MatchEnded
-from schemas.rules import RULESETS, MatchTerms
+from schemas.rules import RULESETS, MatchTerms, RulesetName
 from service.engine import State, clock, fold, is_terminal, step
 from service.errors import Conflict, MatchaError, RuleError, VersionConflict
 from service.matches.deadlines import deadline_statement
@@ -123,7 +123,7 @@ class StartedMatch(msgspec.Struct, frozen=True, kw_only=True):
     match_id: str
     ladder_id: str | None
     players: tuple[str, str]
-    ruleset: str
+    ruleset: RulesetName
     version: int
 
 
