@@ -25,9 +25,9 @@ from typing import Any
 
 import psycopg
 
+from workers import ratings  # the ratings job: ratings.update_ladder, its public function
 from workers.projections.log import END_TYPES
 from workers.projections.runner import Step
-from workers.ratings import update_ladder  # the ratings job's public function
 
 log = logging.getLogger("matcha.workers.projections")
 
@@ -85,7 +85,7 @@ class RatingsProjection:
         updated = 0
         for ladder_id in ladders:
             try:
-                update_ladder(ladder_id, database_url=self.database_url)
+                ratings.update_ladder(ladder_id, database_url=self.database_url)
             except psycopg.OperationalError:
                 raise  # the database is away: the whole pass is tried again
             except Exception:  # one ladder the job trips on must not hold up the others
