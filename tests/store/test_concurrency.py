@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import anyio
 import psycopg
@@ -49,6 +50,16 @@ async def test_racing_writers_on_one_match_leave_gapless_unique_versions(
     assert conflicts > 0, "the writers never raced: the test proves nothing"
 
 
+async def _waiting_for_a_lock(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """Some session of this database waits for an advisory lock (another holds it)."""
+    cur = await conn.execute(
+        "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        " WHERE l.locktype = 'advisory' AND NOT l.granted"
+        "   AND a.datname = current_database()"
+    )
+    return await cur.fetchone() is not None
+
+
 async def test_a_reader_never_sees_a_later_position_before_an_earlier_one_commits(
     store: EventStore, admin_database_url: str
 ) -> None:
@@ -84,7 +95,10 @@ async def test_a_reader_never_sees_a_later_position_before_an_earlier_one_commit
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(read)
-            await anyio.sleep(0.5)
+            # the reader waits at the barrier, behind the stalled writer's lock
+            with anyio.fail_after(10):
+                while not await _waiting_for_a_lock(slow):
+                    await anyio.sleep(0.02)
             assert got == [], "read_all returned events past an uncommitted position"
             await slow.commit()
     assert got == [late, *fast.positions]

@@ -37,6 +37,15 @@ from workers.projections.wake import start as start_listener
 pytestmark = pytest.mark.anyio
 
 
+def _waiting_for_a_lock(conn: psycopg.Connection) -> bool:
+    """Some session of this database waits for an advisory lock (another holds it)."""
+    row = conn.execute(
+        "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        " WHERE l.locktype = 'advisory' AND NOT l.granted AND a.datname = current_database()"
+    ).fetchone()
+    return row is not None
+
+
 def _archives(conn: psycopg.Connection) -> dict[str, bytes]:
     return {
         m: bytes(a)
@@ -332,8 +341,12 @@ async def test_an_event_that_commits_after_a_later_one_is_never_skipped(
         runner = Runner(ArchivesProjection(), database_url, stop=stop)
         passing = threading.Thread(target=runner.catch_up)
         passing.start()
-        await asyncio.sleep(1.0)
         # The pass waits for the append in flight instead of applying past it.
+        deadline = time.monotonic() + 10
+        while not _waiting_for_a_lock(conn):
+            assert time.monotonic() < deadline, "the pass never waited at the barrier"
+            assert passing.is_alive(), "the pass ended without waiting for the append"
+            await asyncio.sleep(0.02)
         assert passing.is_alive() and _archives(conn) == {}
         late.commit()
         passing.join(20)
