@@ -18,6 +18,7 @@ from service.engine import State, fold, legal_moves
 from service.errors import Forbidden
 from service.matches import Accepted, Folded, MakeCommand, MatchCore, MatchFacts
 from service.matches.summaries import Summary, summarise
+from service.store import EventStore
 
 PLAYERS = ("ann", "bo")
 START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
@@ -108,3 +109,16 @@ class Table:
         events = [r.event for r in rows]
         state = fold(events, seed, times=[r.recorded_at for r in rows])
         return state, summarise(events), len(rows)
+
+
+async def one_match_two_cores(
+    store: EventStore, clock: Clock, ruleset: str = "duel", terms: MatchTerms | None = None
+) -> tuple[Table, Table]:
+    """One new match, seen through two cores on one store (two API processes):
+    the first started it (so it caches it), the second has read nothing yet."""
+    cores = (MatchCore(store), MatchCore(store))
+    for core in cores:
+        core.now = clock
+    here, there = Table(cores[0]), Table(cores[1])
+    there.match_id = await here.start(ruleset, terms)
+    return here, there

@@ -6,7 +6,7 @@ prefix; the remembered seed and facts are the stored ones."""
 from __future__ import annotations
 
 import pytest
-from core_script import Clock, Table
+from core_script import Clock, Table, one_match_two_cores
 
 from schemas.rules import MatchTerms, RealTime
 from service.engine import fold
@@ -49,12 +49,8 @@ async def test_given_a_whole_match_when_each_command_commits_then_the_cache_equa
 async def test_given_two_cores_taking_turns_when_each_moves_then_both_caches_equal_the_fold(
     store: EventStore, clock: Clock, terms: MatchTerms | None
 ) -> None:
-    cores = (MatchCore(store), MatchCore(store))
-    for core in cores:
-        core.now = clock
-    tables = (Table(cores[0]), Table(cores[1]))
-    await tables[0].start("duel", terms)
-    tables[1].match_id = tables[0].match_id
+    tables = await one_match_two_cores(store, clock, "duel", terms)
+    cores = (tables[0].core, tables[1].core)
     for turn in range(500):
         table = tables[turn % 2]
         if (await table.state()).ended:

@@ -5,7 +5,7 @@ request is refused."""
 from __future__ import annotations
 
 import pytest
-from core_script import PLAYERS, Clock, Table
+from core_script import PLAYERS, Clock, Table, one_match_two_cores
 
 from schemas.commands import Pass, Resign
 from service.errors import Conflict
@@ -116,11 +116,7 @@ async def test_given_a_key_used_on_one_match_when_it_comes_for_another_then_it_i
 async def test_given_another_core_took_the_command_when_a_stale_core_gets_the_resend_then_replayed(
     store: EventStore, clock: Clock
 ) -> None:
-    here, there = MatchCore(store), MatchCore(store)
-    here.now = there.now = clock
-    stale, fresh = Table(here), Table(there)
-    await stale.start()
-    fresh.match_id = stale.match_id
+    stale, fresh = await one_match_two_cores(store, clock)
     command = await stale.legal()  # this core has folded the match at version 2
     first = await fresh.play(command, idempotency_key="k-1")
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from core_script import Clock, Table
+from core_script import Clock, Table, one_match_two_cores
 
 from service.errors import VersionConflict
-from service.matches import MatchCore
 from service.matches.core import RETRIES_WITHOUT_EXPECTED_VERSION
 from service.store import EventStore
 
@@ -45,12 +44,7 @@ async def test_given_the_current_version_when_a_command_expects_it_then_it_is_ac
 async def test_given_a_second_core_moved_the_match_when_a_stale_core_runs_a_command_then_retry(
     store: EventStore, clock: Clock
 ) -> None:
-    first, second = MatchCore(store), MatchCore(store)
-    first.now = second.now = clock
-    here, there = Table(first), Table(second)
-    await here.start()
-    there.match_id = here.match_id
-    await first.current(here.match_id)  # the first core caches version 2
+    here, there = await one_match_two_cores(store, clock)  # the first caches version 2
     await there.play()  # the second core moves the match on: the first core's cache is stale
     command = await there.legal()
 
@@ -63,11 +57,7 @@ async def test_given_a_second_core_moved_the_match_when_a_stale_core_runs_a_comm
 async def test_given_a_stale_cache_when_a_command_expects_the_latest_version_then_accepted(
     store: EventStore, clock: Clock
 ) -> None:
-    first, second = MatchCore(store), MatchCore(store)
-    first.now = second.now = clock
-    here, there = Table(first), Table(second)
-    await here.start()
-    there.match_id = here.match_id
+    here, there = await one_match_two_cores(store, clock)
     await there.play()
     latest = await here.version()
 
