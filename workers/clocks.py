@@ -9,7 +9,7 @@ its own pool and its own ``MatchCore``, signing like the API). A sweep:
    never claim the same row, then a short lease written in that transaction,
    so no lock is held while the time-out is appended: the append's own
    deadline statement touches the same row);
-2. times each seat out through ``MatchCore.time_out`` at the row's version
+2. times each seat out through ``service.matches.clocks.time_out`` at the row's version
    (the engine checks the clock ran out; the append at that version turns a
    duplicate into a ``VersionConflict``, never a second result);
 3. a move that raced in first left a newer row (a new deadline): nothing is

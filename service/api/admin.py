@@ -7,7 +7,7 @@ Who may do what:
 * an organiser (or an admin) reads the audit trail of admin actions.
 
 Disputes, decisions and annulments are commands of the match core
-(``MatchCore.file_dispute``, ``decide_dispute``, ``annul``): the engine decides
+(``service.matches.disputes``: ``file_dispute``, ``decide_dispute``, ``annul``): the engine decides
 each (the dispute window, one pending dispute per player, a decision once, an
 annulment once), and this module only adapts HTTP to them.
 """
