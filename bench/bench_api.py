@@ -36,8 +36,8 @@ import psycopg
 
 from bench.results_file import merge_results
 from service.api.http_protocol import PROTOCOL
-from service.api.seat_state import bot_request
 from service.bots import heuristic_bot, random_bot
+from service.bots.seat_view import bot_request
 from service.embedded import free_port
 from service.store.db import with_database
 from service.store.migrate import apply_migrations
@@ -855,7 +855,7 @@ def bench_server(
         "MATCHA_LOG_LEVEL": "WARNING",
         **(extra_env or {}),
     }
-    with _served(server_url, label, "service.api.app:create_app", "/api/ladders", env) as up:
+    with _served(server_url, label, "service.app:create_app", "/api/ladders", env) as up:
         yield up
 
 

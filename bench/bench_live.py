@@ -48,7 +48,7 @@ import httpx
 import msgspec
 
 from bench.results_file import merge_results
-from service.api.seat_state import move_request
+from service.bots.seat_view import move_request
 
 RESULTS = Path(__file__).parent / "results" / "live.json"
 ROOT = Path(__file__).resolve().parents[1]
@@ -564,7 +564,7 @@ def _start_server(
             sys.executable,
             "-m",
             "uvicorn",
-            "service.api.app:create_app",
+            "service.app:create_app",
             "--factory",
             "--host",
             "127.0.0.1",

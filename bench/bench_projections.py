@@ -99,9 +99,9 @@ async def _end_all(url: str, prefix: str, last: dict[str, tuple[str, Any, Any]])
     statement, then the hint); each match's (position, commit time)."""
     from redis.asyncio import Redis
 
+    from service.broker.wake import hint
     from service.matches.summaries import upsert_statement
     from service.store import EventStore, open_pool
-    from workers.projections.wake import hint
 
     pool = await open_pool(url, min_size=4, max_size=20)
     redis = Redis.from_url(REDIS_URL)

@@ -222,9 +222,9 @@ def bench_elo(url: str) -> dict[str, Any]:
 async def _visible(url: str, prefix: str) -> list[float]:
     from litestar.testing import AsyncTestClient
 
-    from service.api.app import create_app
-    from service.api.seat_state import bot_request
+    from service.app import create_app
     from service.bots import heuristic_bot, random_bot
+    from service.bots.seat_view import bot_request
     from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 
     settings = Settings(
@@ -385,9 +385,9 @@ def bench_archives(url: str) -> dict[str, Any]:
     from redis import Redis
     from rq import SimpleWorker
 
+    from service.broker.jobs import enqueue_archive, queues
     from workers import db
     from workers.projections import ArchivesProjection, Runner
-    from workers.queue import enqueue_archive, queues
     from workers.replays import build_archive, build_archives
 
     os.environ["DATABASE_URL"] = url

@@ -1,14 +1,22 @@
 """Rulesets as data. A ruleset is copied into the match-created event, so a
 match always replays under the rules it was played with."""
 
-from typing import Annotated, Final, Literal, TypeAlias
+from typing import Annotated, Final, Literal, TypeAlias, get_args
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
+RulesetName: TypeAlias = Literal["standard", "duel"]
+"""The name of every ruleset, the one spelling: the ladders' and the practice
+routes' bodies, the ``ladders.ruleset`` CHECK of migration 0002 and the practice
+page's choice (``service/web/static/practice.js``) are tested against it
+(tests/test_ruleset_names.py)."""
+
+RULESET_NAMES: Final[tuple[RulesetName, ...]] = get_args(RulesetName)
+
 
 class Ruleset(msgspec.Struct, frozen=True, kw_only=True):
-    name: Literal["standard", "duel"]
+    name: RulesetName
     max_hands: int
     """Safety limit: after this many hands the end comparison decides (RULES §6, §9)."""
     hand_size: int = 5
@@ -87,3 +95,4 @@ DEFAULT_TERMS: Final = MatchTerms()
 STANDARD: Final = Ruleset(name="standard", max_hands=10, suit_tokens_to_win=4)
 DUEL: Final = Ruleset(name="duel", max_hands=2, suit_tokens_to_win=3)
 RULESETS: Final[dict[str, Ruleset]] = {r.name: r for r in (STANDARD, DUEL)}
+"""Every ruleset by name, in ``RULESET_NAMES`` order."""

@@ -13,7 +13,7 @@ from service.cli_errors import explain
 
 # name -> "module:attribute" of a click command
 COMMANDS: dict[str, str] = {
-    "api": "service.api.serve:api_command",
+    "api": "service.serve:api_command",
     "audit": "service.audit.cli:audit",
     "bots": "service.bots.cli:bots",
     "cluster": "service.cluster.command:cluster",

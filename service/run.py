@@ -22,11 +22,14 @@ from typing import Any
 import click
 
 from service.api.http_protocol import PROTOCOL as HTTP_PROTOCOL
-from service.api.serve import WS_MAX_MESSAGE_BYTES
+from service.api.http_protocol import WS_MAX_MESSAGE_BYTES
 from service.cli import COMMANDS
+from service.embedded import start_postgres, start_redis
 from service.ops.logging import uvicorn_log_config
 from service.ops.stopping import DRAIN_S
 from service.settings import load_settings
+from service.store.db import with_database
+from service.store.migrate import apply_migrations
 from service.supervisor import Supervisor, lock_folder, redact_url, wait_for_http
 
 
@@ -47,16 +50,6 @@ def admin_token(data_dir: Path) -> str:
     return token
 
 
-def apply_migrations_if_there(url: str) -> bool:
-    try:
-        from service.store.migrate import apply_migrations
-    except ImportError:
-        click.echo("matcha run: note: service.store.migrate is not there yet; migrations skipped")
-        return False
-    apply_migrations(url)
-    return True
-
-
 def app_database(server_url: str) -> tuple[str, str]:
     """Database `matcha` on a server we started: (superuser URL to migrate, app URL).
 
@@ -65,8 +58,6 @@ def app_database(server_url: str) -> tuple[str, str]:
     as in production; trust authentication on the private socket needs no password.
     """
     import psycopg
-
-    from service.store.db import with_database
 
     with psycopg.connect(server_url, autocommit=True) as conn:
         if conn.execute("SELECT 1 FROM pg_database WHERE datname = 'matcha'").fetchone() is None:
@@ -104,8 +95,6 @@ def run(host: str | None, port: int | None, data_dir: Path | None, worker: bool)
 def _start(
     supervisor: Supervisor, settings: Any, host: str, port: int, data_dir: Path, worker: bool
 ) -> None:
-    from service.embedded import start_postgres, start_redis
-
     database_url = migrate_url = settings.database.url
     if database_url:
         click.echo(f"PostgreSQL:  {redact_url(database_url)} (DATABASE_URL)")
@@ -125,7 +114,8 @@ def _start(
         supervisor.servers.append(("Redis", rd))
         click.echo(f"Redis:       {redis_url} (embedded, pid {rd.pid})")
 
-    if settings.database.migrate_on_start and apply_migrations_if_there(migrate_url):
+    if settings.database.migrate_on_start:
+        apply_migrations(migrate_url)
         click.echo("Migrations:  applied")
 
     token = admin_token(data_dir)
@@ -155,7 +145,7 @@ def _start(
             "-m",
             "uvicorn",
             "--factory",
-            "service.api.app:create_app",
+            "service.app:create_app",
             "--host",
             host,
             "--port",

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 import click
 
 from service.errors import MatchaError
-from service.processes import spawn
+from service.processes import die_with_parent, spawn
 
 STOP_DEADLINE_S = 12.0
 """Ctrl-C to everything stopped, at most: the children's share, then the servers'."""
@@ -183,8 +183,6 @@ def _popen(argv: list[str], env: dict[str, str], log: Path | None) -> subprocess
     if log is not None:
         return spawn(argv, env=env, log=log, stop_signal=signal.SIGTERM)
     # Output to the terminal, as the command's own: `matcha run` shows its children's logs.
-    from service.processes import die_with_parent
-
     return subprocess.Popen(
         argv,
         env=env,

@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 import uvicorn
 
-from service.api.seat_state import bot_request
 from service.bots import Bot, heuristic_bot, random_bot
+from service.bots.seat_view import bot_request
 from service.embedded import free_port
 from service.settings import Settings
 
@@ -187,7 +187,7 @@ async def play_out(
 async def serve_in_process(settings: Settings, app: Any = None) -> AsyncIterator[str]:
     """The real app (``app``, else one made from ``settings``) under uvicorn on a free
     port, in this event loop; yields its base URL."""
-    from service.api.app import create_app
+    from service.app import create_app
 
     port = free_port()
     server = uvicorn.Server(

@@ -4,8 +4,7 @@
   match summaries), each from its recorded position, woken by hints;
 * ``workers.ratings``: the ratings projection (Elo or Glicko-2, and seasons), the
   job ``update_ladder(ladder_id)``; ``workers.elo`` re-exports its Elo;
-* ``workers.replays``: match records and replay archives (one module per idea);
-* ``workers.queue``: the operators' RQ queues and the API's hint hook;
+* ``workers.replays``: the RQ jobs that build replay archives (``service.replays``);
 * ``workers.rq_worker``: an RQ worker that outlives its broker;
 * ``workers.cli`` / ``workers.export``: ``matcha worker`` and ``matcha export``.
 

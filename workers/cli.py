@@ -23,6 +23,8 @@ from pathlib import Path
 
 import click
 
+from service.broker.channels import clocks_channel, projections_channel
+from service.broker.jobs import queue_name, queues
 from service.cli_defaults import database_options
 from service.cli_defaults import database_url as local_database_or_given
 from service.cli_defaults import redis_url as local_redis_or_given
@@ -32,7 +34,6 @@ from service.settings import load_settings
 from workers import clocks, projections, rq_worker
 from workers.projections import runner as runner_module
 from workers.projections import wake
-from workers.queue import queue_name, queues
 
 
 @click.command("worker")
@@ -138,14 +139,14 @@ def worker(
         threads.append(wake.start(listener))
         click.echo(
             f"projections: {', '.join(r.name for r in runners)} (poll {poll_s:g} s,"
-            f" hints on {wake.channel(prefix)})"
+            f" hints on {projections_channel(prefix)})"
         )
     sweeper = clocks.SweeperThread(database_url, redis_url, prefix, stop).start()
     clock_hints = wake.Listener(
-        redis_url, prefix, sweeper.wake, stop=stop, channel_name=clocks.channel(prefix)
+        redis_url, prefix, sweeper.wake, stop=stop, channel_name=clocks_channel(prefix)
     )
     threads += [sweeper.thread, wake.start(clock_hints)]
-    click.echo(f"clocks: a sweeper of match_deadlines (hints on {clocks.channel(prefix)})")
+    click.echo(f"clocks: a sweeper of match_deadlines (hints on {clocks_channel(prefix)})")
     click.echo(f"queues: {', '.join(names)}")
     try:
         rq_worker.serve(names, redis, fork=fork)

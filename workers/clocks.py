@@ -9,7 +9,7 @@ its own pool and its own ``MatchCore``, signing like the API). A sweep:
    never claim the same row, then a short lease written in that transaction,
    so no lock is held while the time-out is appended: the append's own
    deadline statement touches the same row);
-2. times each seat out through ``MatchCore.time_out`` at the row's version
+2. times each seat out through ``service.matches.clocks.time_out`` at the row's version
    (the engine checks the clock ran out; the append at that version turns a
    duplicate into a ``VersionConflict``, never a second result);
 3. a move that raced in first left a newer row (a new deadline): nothing is
@@ -18,7 +18,7 @@ its own pool and its own ``MatchCore``, signing like the API). A sweep:
 
 Between sweeps the sweeper sleeps until the earliest deadline; a hint on
 ``<prefix>:clocks`` (published after each commit of a timed match,
-``clock_hint_hook``) wakes it to read the earliest deadline again, since a
+``service.broker.wake.clocks_hint_hook``) wakes it to read the earliest deadline again, since a
 command may have set an earlier one. ``FALLBACK_WAIT_S`` bounds a sleep only
 in case a hint was lost.
 """
@@ -34,14 +34,19 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
+from redis.asyncio import Redis
 
+from service.broker.publish import Publisher
+from service.broker.wake import projections_hint_hook
 from service.errors import MatchaError, VersionConflict
-
-if TYPE_CHECKING:
-    from service.matches import Committed, MatchCore
+from service.evidence.service import load_service_evidence
+from service.matches import MatchCore
+from service.matches.clocks import time_out
+from service.store import EventStore
+from service.store.db import open_pool
 
 log = logging.getLogger("matcha.workers.clocks")
 
@@ -57,7 +62,6 @@ CONCURRENCY = 16
 """Time-outs appended at once by one sweeper."""
 FALLBACK_WAIT_S = 30.0
 """The longest sleep, in case a hint was lost."""
-HINT_TIMEOUT_S = 0.5
 HINT_COALESCE_S = 0.02
 """After a hint, wait this long before reading the earliest deadline again: a busy
 service's hints (one per commit of a timed match) then cost one read per 20 ms."""
@@ -91,10 +95,6 @@ SELECT extract(epoch FROM min(t) - %s::timestamptz)
 # The earliest deadlines by the due_at index (a few rows, whatever the table's
 # size): more than a whole claimed batch, so a dead worker's leased batch never
 # hides a due row behind it.
-
-
-def channel(prefix: str) -> str:
-    return f"{prefix}:clocks"
 
 
 class Sweeper:
@@ -142,7 +142,8 @@ class Sweeper:
             if self.before_time_out is not None:
                 await self.before_time_out(match_id)
             try:
-                accepted = await self.core.time_out(
+                accepted = await time_out(
+                    self.core,
                     match_id,
                     1 if seat == 1 else 0,
                     expected_version=version,
@@ -192,23 +193,6 @@ class Sweeper:
             await asyncio.sleep(HINT_COALESCE_S)  # let a burst of hints land as one
 
 
-def clock_hint_hook(redis: Any, prefix: str) -> Callable[[Committed], Awaitable[None]]:
-    """An after-commit hook: after a commit of a timed match, wake the sweepers (they
-    read the earliest deadline again). Best effort, bounded; carries only the id."""
-
-    async def hook(committed: Committed) -> None:
-        if not committed.facts.terms.clock:
-            return
-        try:
-            await asyncio.wait_for(
-                redis.publish(channel(prefix), committed.match_id), HINT_TIMEOUT_S
-            )
-        except Exception as exc:  # never fail a committed command
-            log.info("no clock hint for %s (%s)", committed.match_id, type(exc).__name__)
-
-    return hook
-
-
 # -- in ``matcha worker`` ------------------------------------------------------------
 
 
@@ -242,14 +226,6 @@ class SweeperThread:
         asyncio.run(self._serve())
 
     async def _serve(self) -> None:
-        from redis.asyncio import Redis
-
-        from service.live.publish import Publisher
-        from service.matches import MatchCore
-        from service.store import EventStore
-        from service.store.db import open_pool
-        from workers.queue import make_hook
-
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         pool = await open_pool(self.database_url, min_size=1, max_size=CONCURRENCY + 2)
@@ -266,7 +242,7 @@ class SweeperThread:
             # the live hint (players and spectators see the result) and the
             # projections' hint (ratings, archives).
             core.after_commit.append(Publisher(redis, self.prefix, load_log=load_log))
-            core.after_commit.append(make_hook(redis, self.prefix))
+            core.after_commit.append(projections_hint_hook(redis, self.prefix))
             self.sweeper = Sweeper(core, pool, before_time_out=_fault_hook())
             stopping = asyncio.create_task(asyncio.to_thread(self.stop.wait))
             running = asyncio.create_task(self.sweeper.run(self._wake, self.stop))
@@ -296,8 +272,6 @@ def _fault_hook() -> Callable[[str], Awaitable[None]] | None:
 def _sign_like_the_api(store: Any) -> None:
     """The worker's appends are signed with the service's key, as the API's are."""
     try:
-        from service.evidence.service import load_service_evidence
-
         evidence = load_service_evidence()
         store.signer = evidence.signer
         store.verifier = evidence.keyring
@@ -305,4 +279,4 @@ def _sign_like_the_api(store: Any) -> None:
         log.warning("the clock sweeper found no signing key; its appends are unsigned")
 
 
-__all__ = ["Sweeper", "SweeperThread", "channel", "clock_hint_hook"]
+__all__ = ["Sweeper", "SweeperThread"]

@@ -1,7 +1,7 @@
-"""Moved to ``workers.ratings.elo`` (beside ``workers.ratings.glicko2``); this
+"""Moved to ``service.ratings.elo`` (beside ``service.ratings.glicko2``); this
 name stays for the code that imports it."""
 
-from workers.ratings.elo import *  # noqa: F403
-from workers.ratings.elo import DEFAULT_SETTINGS, EloRatings, EloSettings, recompute
+from service.ratings.elo import *  # noqa: F403
+from service.ratings.elo import DEFAULT_SETTINGS, EloRatings, EloSettings, recompute
 
 __all__ = ["DEFAULT_SETTINGS", "EloRatings", "EloSettings", "recompute"]

@@ -19,9 +19,9 @@ from tqdm import tqdm  # type: ignore[import-untyped]
 
 from service.cli_defaults import database_options, resolve_ladder
 from service.cli_defaults import database_url as local_or_given
+from service.replays import encode_record, record_from_log, record_with_ratings
 from service.store import matchlog
 from service.store.ops import run
-from workers.replays import encode_record, record_from_log, record_with_ratings
 
 
 class _Line(msgspec.Struct):

@@ -42,7 +42,7 @@ from redis.connection import Connection, ConnectionPool, SSLConnection
 from redis.crc import key_slot
 from redis.exceptions import ConnectionError, MovedError, ReadOnlyError, RedisError
 
-from service.broker import ClusterAddress, is_cluster_url, parse_cluster_url
+from service.broker.pubsub import ClusterAddress, is_cluster_url, parse_cluster_url
 
 HASH_TAGGED_PREFIX = "{rq}"
 """What ``RQ_KEY_PREFIX`` is set to for a cluster (docs/scaling.md)."""

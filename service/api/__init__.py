@@ -1,5 +1,8 @@
-"""The HTTP API (Litestar + msgspec): ``create_app(settings) -> Litestar``.
+"""The HTTP API (Litestar + msgspec): thin route handlers over the match core and
+the application parts, one module per resource (``ROUTES`` in each), the
+dependencies (``deps``) and the one table of error handlers (``errors``).
 
-See ``service.api.app`` for how other parts mount routes and hooks, and
-docs/api.md for the routes.
+An adapter like the live streams and bot play, and a sibling of theirs: none
+imports another. ``service.app`` (the composition root) mounts them all in
+``create_app(settings)``; docs/api.md lists the routes.
 """

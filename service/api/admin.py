@@ -7,7 +7,7 @@ Who may do what:
 * an organiser (or an admin) reads the audit trail of admin actions.
 
 Disputes, decisions and annulments are commands of the match core
-(``MatchCore.file_dispute``, ``decide_dispute``, ``annul``): the engine decides
+(``service.matches.disputes``: ``file_dispute``, ``decide_dispute``, ``annul``): the engine decides
 each (the dispute window, one pending dispute per player, a decision once, an
 annulment once), and this module only adapts HTTP to them.
 """
@@ -27,15 +27,16 @@ from psycopg_pool import AsyncConnectionPool
 
 from schemas.events import DisputeFiled, MatchAnnulled
 from schemas.receipts import Receipt, ReceiptsBody
-from service.api.auth import Player
-from service.api.deps import caller_of, requires_role
+from service.accounts.guards import requires_role
+from service.accounts.players import Player, caller_of
 from service.audit.audit import audit_seen_by
 from service.audit.disputes import disputes_seen_by
 from service.audit.report import AuditReport, DisputeState
 from service.audit.timing import DEFAULT_GAP_S
 from service.audit.trail import AdminAction, admin_actions, parse_filters
+from service.broker.jobs import enqueue_ladder_update, redis_client
 from service.evidence.service import Evidence
-from service.matches import Accepted, MatchCore
+from service.matches import Accepted, MatchCore, disputes
 from service.settings import Settings
 from service.store import EventStore
 
@@ -84,8 +85,6 @@ def _enqueue_ladder_update(app: Litestar) -> OnAnnulled:
             return
         from anyio import to_thread
 
-        from workers.queue import enqueue_ladder_update, redis_client
-
         def put() -> None:
             enqueue_ladder_update(
                 ladder_id, redis=redis_client(settings.redis.url), prefix=settings.redis.prefix
@@ -124,7 +123,7 @@ async def file_dispute(
     match_id: str, data: DisputeBody, player: Player, matches: MatchCore
 ) -> DisputeState:
     """A player of a finished match disputes it (within the ladder's dispute window)."""
-    accepted = await matches.file_dispute(match_id, player.id, data.reason, data.receipts)
+    accepted = await disputes.file_dispute(matches, match_id, player.id, data.reason, data.receipts)
     filed = next(r.event for r in accepted.stored if isinstance(r.event, DisputeFiled))
     found = disputes_seen_by(await matches.log(match_id), player_id=player.id, admin=False)
     return next(d for d in found if d.dispute_id == filed.dispute_id)
@@ -206,8 +205,8 @@ async def decide_dispute(
     dispute_id: str, data: DecisionBody, player: Player, matches: MatchCore, state: State
 ) -> DisputeState:
     """Uphold (the match is annulled, ratings recomputed) or reject, with a written reason."""
-    accepted = await matches.decide_dispute(
-        dispute_id, player.id, upheld=data.upheld, reason=data.reason
+    accepted = await disputes.decide_dispute(
+        matches, dispute_id, player.id, upheld=data.upheld, reason=data.reason
     )
     await _after_annulment(state, accepted)
     found = disputes_seen_by(
@@ -227,7 +226,7 @@ async def annul_match(
     match_id: str, data: AnnulBody, player: Player, matches: MatchCore, state: State
 ) -> Annulled:
     """Annul a match, during play or after its end, without a dispute (the reason is required)."""
-    accepted = await matches.annul(match_id, player.id, data.reason)
+    accepted = await disputes.annul(matches, match_id, player.id, data.reason)
     await _after_annulment(state, accepted)
     return Annulled(match_id=match_id, version=accepted.version)
 

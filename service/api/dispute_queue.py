@@ -17,7 +17,7 @@ from litestar import get
 from litestar.params import Parameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
-from service.api.deps import requires_role
+from service.accounts.guards import requires_role
 from service.audit.admin_events import disputes as dispute_states
 from service.audit.rows import RawRow
 from service.store import matchlog
@@ -131,4 +131,4 @@ async def dispute_queue(
 
 
 ROUTES = [dispute_queue]
-"""Mounted through ``service.api.app.ROUTES``."""
+"""Mounted through ``service.app.ROUTES``."""

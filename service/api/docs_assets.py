@@ -59,4 +59,4 @@ ROUTES: Final = [
         security=[],
     )
 ]
-"""Mounted through ``service.api.app.ROUTES``."""
+"""Mounted through ``service.app.ROUTES``."""

@@ -27,22 +27,9 @@ from litestar.exceptions import (
 from litestar.types import ExceptionHandlersMap
 
 from service.errors import MatchaError
+from service.problems import PROBLEM_BASE, PROBLEM_JSON, Problem
 
 log = logging.getLogger("matcha.api")
-
-PROBLEM_JSON = "application/problem+json"
-PROBLEM_BASE = "https://matcha.example/problems/"
-
-
-class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    type: str
-    title: str
-    status: int
-    code: str
-    detail: str
-    instance: str
-    errors: list[dict[str, Any]] | None = None
-    """For ``validation_error``: which field is wrong, and why."""
 
 
 def problem_response(
@@ -233,34 +220,7 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
 """Litestar picks the most specific class of the raised exception (MRO order)."""
 
 
-def problem_of(exc: Exception, instance: str) -> Problem:
-    """The problem+json body the table above answers for ``exc`` on ``instance``,
-    for a refusal that travels without an HTTP response (a command on a live
-    socket: service.live.commands)."""
-    status, code, detail = 500, "internal_error", "The server failed; try again."
-    if isinstance(exc, MatchaError):
-        status, code, detail = exc.status, exc.code, exc.detail
-    elif isinstance(exc, msgspec.DecodeError | msgspec.ValidationError):
-        status, code, detail = 400, "validation_error", f"The request body is not valid: {exc}."
-    elif isinstance(exc, RecursionError):  # msgspec's depth limit: the client's nesting
-        status, code, detail = 400, "validation_error", "The request body is nested too deeply."
-    elif isinstance(exc, psycopg.OperationalError):
-        log.warning("database unavailable on %s: %s", instance, exc)
-        status, code = 503, "database_unavailable"
-        detail = "The database is not answering; retry shortly (with the same Idempotency-Key)."
-    else:
-        log.exception("unhandled error on %s", instance, exc_info=exc)
-    return Problem(
-        type=PROBLEM_BASE + code,
-        title=HTTPStatus(status).phrase,
-        status=status,
-        code=code,
-        detail=detail,
-        instance=instance,
-    )
-
-
-__all__ = ["EXCEPTION_HANDLERS", "PROBLEM_JSON", "Problem", "problem_of", "problem_response"]
+__all__ = ["EXCEPTION_HANDLERS", "document_problems", "problem_response"]
 
 
 _REFUSALS = {

@@ -31,6 +31,12 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 PROTOCOL = "service.api.http_protocol:CoalescingHttpToolsProtocol"
 """What to pass as uvicorn's ``http`` (``--http``)."""
 
+WS_MAX_MESSAGE_BYTES: Final = 4096
+"""The largest message a live client may send (uvicorn's ``ws_max_size``): a hello
+with its token, a seat's command or a view request, each well under it.
+uvicorn's default (16 MB) would let each socket make the server buffer that
+much; a bigger message closes the socket with 1009."""
+
 
 class CoalescingTransport:
     """Stands in for an ``asyncio.Transport``: holds the writes made during one

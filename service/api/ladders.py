@@ -3,29 +3,24 @@ players join it."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Response, get, post
-from msgspec import UNSET
 from psycopg import AsyncConnection
 from psycopg.errors import UniqueViolation
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.bounds import Count
-from schemas.rules import DEFAULT_TERMS, MatchTerms, TimeControl
-from service.api.auth import Player
+from schemas.rules import RulesetName, TimeControl
+from service.accounts.guards import requires_role
+from service.accounts.players import Player
 from service.api.creates import IdempotencyKey, create_once, request_hash
-from service.api.deps import requires_role
-from service.errors import Conflict, NotFound, ValidationFailed
+from service.errors import Conflict, ValidationFailed
+from service.ladders import LADDER_COLUMNS, Ladder, Member, ladder_by_id, ladder_of_row
 from service.matches import new_id
-from service.matches.facts import LadderTerms
-from workers.ratings.glicko2 import Glicko2Settings
-from workers.ratings.settings import SYSTEMS, RatingSettings, settings_from_json
-
-RatingSystem = Literal["elo", "glicko2"]
+from service.ratings.settings import SYSTEMS, RatingSettings, RatingSystem
 
 
 def rating_settings(system: RatingSystem, raw: dict[str, Any] | None) -> RatingSettings:
@@ -51,7 +46,7 @@ def rating_settings(system: RatingSystem, raw: dict[str, Any] | None) -> RatingS
 
 class LadderBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
-    ruleset: Literal["standard", "duel"] = "standard"
+    ruleset: RulesetName = "standard"
     rating_system: RatingSystem = "elo"
     rating: dict[str, Any] | None = None
     """The settings of ``rating_system`` (docs/ratings.md); missing keys take the defaults."""
@@ -62,95 +57,6 @@ class LadderBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """The time control of the ladder's matches (docs/clocks.md); None: untimed."""
     challenge_clocks: bool = False
     """A challenge may name its own time control instead of the ladder's."""
-
-
-class Ladder(msgspec.Struct, frozen=True, kw_only=True):
-    id: str
-    name: str
-    ruleset: Literal["standard", "duel"]
-    rating_system: RatingSystem
-    rating: RatingSettings
-    spectator_delay_s: int
-    hide_hands_in_replay: bool
-    dispute_window_s: int
-    created_by: str
-    created_at: datetime
-    clock: TimeControl | None = None
-    challenge_clocks: bool = False
-
-
-class Member(msgspec.Struct, frozen=True, kw_only=True):
-    player_id: str
-    name: str
-    joined_at: datetime
-
-
-_LADDER_COLUMNS = (
-    "id, name, ruleset, rating, spectator_delay_s, hide_hands_in_replay, dispute_window_s,"
-    " created_by, created_at, clock, challenge_clocks"
-)
-
-
-def _ladder(row: tuple[Any, ...]) -> Ladder:
-    rating = settings_from_json(row[3])
-    return Ladder(
-        id=row[0],
-        name=row[1],
-        ruleset=row[2],
-        rating_system="glicko2" if isinstance(rating, Glicko2Settings) else "elo",
-        rating=rating,
-        spectator_delay_s=row[4],
-        hide_hands_in_replay=row[5],
-        dispute_window_s=row[6],
-        created_by=row[7],
-        created_at=row[8],
-        clock=None if row[9] is None else msgspec.convert(row[9], TimeControl),
-        challenge_clocks=row[10],
-    )
-
-
-async def ladder_by_id(conn: AsyncConnection, ladder_id: str) -> Ladder:
-    """The ladder, or ``NotFound``."""
-    cur = await conn.execute(f"SELECT {_LADDER_COLUMNS} FROM ladders WHERE id = %s", (ladder_id,))
-    row = await cur.fetchone()
-    if row is None:
-        raise NotFound("No ladder has this id.")
-    return _ladder(row)
-
-
-def terms_of(ladder: Ladder, clock: TimeControl | None = None) -> MatchTerms:
-    """The terms a ladder's matches are played on, copied into each match as it is
-    created (a ladder's settings never change after creation: no route edits them).
-    ``clock``: a challenge's own time control, where the ladder allows one."""
-    clock = clock or ladder.clock
-    return MatchTerms(
-        spectator_delay_s=float(ladder.spectator_delay_s),
-        hide_hands_in_replay=ladder.hide_hands_in_replay,
-        dispute_window_s=ladder.dispute_window_s,
-        clock=UNSET if clock is None else clock,
-    )
-
-
-def ladder_terms(pool: AsyncConnectionPool) -> LadderTerms:
-    """``await terms(ladder_id)`` for the match core: the terms of a match created
-    before they were copied into it, from its ladder's row (default terms if gone)."""
-
-    async def terms(ladder_id: str) -> MatchTerms:
-        async with pool.connection() as conn:
-            try:
-                return terms_of(await ladder_by_id(conn, ladder_id))
-            except NotFound:
-                return DEFAULT_TERMS
-
-    return terms
-
-
-async def is_member(conn: AsyncConnection, ladder_id: str, player_id: str) -> bool:
-    cur = await conn.execute(
-        "SELECT 1 FROM ladder_members WHERE ladder_id = %s AND player_id = %s",
-        (ladder_id, player_id),
-    )
-    return await cur.fetchone() is not None
 
 
 @post(
@@ -178,7 +84,7 @@ async def create_ladder(
                         hide_hands_in_replay, dispute_window_s, created_by, clock,
                         challenge_clocks)
                     VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-                    RETURNING {_LADDER_COLUMNS}""",
+                    RETURNING {LADDER_COLUMNS}""",
                 (
                     new_id(),
                     data.name,
@@ -196,7 +102,7 @@ async def create_ladder(
             raise Conflict(f"A ladder named {data.name!r} exists.", code="name_taken") from exc
         row = await cur.fetchone()
         assert row is not None
-        ladder = _ladder(row)
+        ladder = ladder_of_row(row)
         return ladder.id, ladder
 
     return await create_once(
@@ -213,8 +119,8 @@ async def create_ladder(
 async def list_ladders(pool: AsyncConnectionPool) -> list[Ladder]:
     """Every ladder, oldest first."""
     async with pool.connection() as conn:
-        cur = await conn.execute(f"SELECT {_LADDER_COLUMNS} FROM ladders ORDER BY created_at, id")
-        return [_ladder(row) for row in await cur.fetchall()]
+        cur = await conn.execute(f"SELECT {LADDER_COLUMNS} FROM ladders ORDER BY created_at, id")
+        return [ladder_of_row(row) for row in await cur.fetchall()]
 
 
 @get("/api/ladders/{ladder_id:str}", operation_id="getLadder", tags=["ladders"], security=[])

@@ -1,8 +1,9 @@
 """``GET /api/matches/{match_id}/outcome``: how a finished match was decided, in
 the game's words, with each player's rating change (the end screen's story).
 
-The match comes from the match core and is shown through the engine's public
-view (``view(state, "spectator")``), so only public facts are read: final tokens,
+The match comes from the match core and is shown as the public sees it (the
+policy's ``public_sight``, applied by the engine's ``view``), so only public
+facts are read: final tokens,
 result, hands dealt. ``service.engine.outcome`` names the winning sets and the
 comparison; the ratings come from the workers' projection once applied.
 """
@@ -18,13 +19,12 @@ from schemas.cards import TOKEN_KINDS, Seat
 from schemas.events import MatchCreated
 from schemas.outcome import MatchOutcome, SeatOutcome
 from schemas.views import MatchView
-from service.api.auth import Player
-from service.api.deps import caller_of
+from service.accounts.players import Player
 from service.engine import is_terminal, view
 from service.engine.outcome import decision, explained_comparison, winning_sets
 from service.errors import Conflict
-from service.matches import MatchCore, seen_by
-from workers.replays import RATINGS_OF_MATCH
+from service.matches import MatchCore, public_sight
+from service.replays import RATINGS_OF_MATCH
 
 
 def outcome_of(
@@ -85,9 +85,10 @@ async def match_outcome(
 
     Told once the match is over, to everyone (the viewer policy opens the
     replay then; only public facts are read)."""
+    del viewer  # asked for only so that a wrong token is refused, as on every route
     facts, folded = await matches.current_facts(match_id)
-    seen = seen_by(facts, caller_of(viewer), over=is_terminal(folded.state), channel="view")
-    shown = view(folded.state, "spectator", hide_hands_in_replay=seen.hide)
+    sight = public_sight(facts, over=is_terminal(folded.state))
+    shown = view(folded.state, sight.viewer, hide_hands_in_replay=sight.hide)
     if shown.result is None:
         raise Conflict(
             "The match is still being played: its outcome is told once it ends.",
@@ -110,4 +111,4 @@ async def match_outcome(
 
 
 ROUTES = [match_outcome]
-"""Mounted through ``service.api.app.ROUTES``."""
+"""Mounted through ``service.app.ROUTES``."""

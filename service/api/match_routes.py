@@ -1,7 +1,8 @@
 """Match commands (play, pass, keep, resign, claim a time-out) and reads (view, log, lists).
 
-Thin adapters over the match core (``service.matches``): a command is parsed
-into a seat command and run through ``MatchCore.run``; who is looking, and so
+Thin adapters over the match core (``service.matches``): a command's body
+(``service.matches.seats``, shared with the seat's live socket) becomes the
+caller's seat command in ``MatchCore.run``; who is looking, and so
 what they see, is the viewer policy's answer (``service.matches.policy``),
 applied by the engine's observer (``view``/``redact``). Nothing here chooses
 a viewer or knows a rule.
@@ -9,7 +10,7 @@ a viewer or knows a rule.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -17,55 +18,26 @@ from litestar import Request, get, post
 from litestar.params import HeaderParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
-from schemas.bounds import INT32_MAX, Version
-from schemas.cards import Card, Seat, Target
-from schemas.commands import Command, KeepCards, Pass, PlayCard, Resign, SeatCommand
+from schemas.bounds import INT32_MAX
 from schemas.views import LogEntry, MatchView
-from service.api.auth import Player
-from service.api.deps import caller_of, current_player, maybe_player
-from service.engine import fold, is_terminal, redact, view
-from service.errors import Forbidden, ValidationFailed
-from service.evidence.receipts import Receipt, last_receipt
-from service.matches import Accepted, Caller, Folded, MatchCore, MatchFacts, Seen, seen_by
+from service.accounts.guards import current_player, maybe_player
+from service.accounts.players import Player, caller_of
+from service.engine import is_terminal, redact, view
+from service.errors import ValidationFailed
+from service.evidence.receipts import Receipt, receipt_of_answer
+from service.matches import MatchCore, Seen, clocks
+from service.matches.seats import (
+    CommandBody,
+    KeepBody,
+    PassBody,
+    PlayBody,
+    ResignBody,
+    answer_view,
+    seat_maker,
+    visible,
+)
 from service.ops.logging import set_player
 from service.store import StoredEvent
-from service.store.heads import head_salt
-
-
-# The bodies of the four seat commands. The seat is never in a body: it is the
-# caller's seat in this match.
-class PlayBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    card: Card
-    target: Target
-    expected_version: Version | None = None
-
-
-class PassBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    expected_version: Version | None = None
-
-
-class KeepBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    cards: tuple[Card, ...] = ()
-    expected_version: Version | None = None
-
-
-class ResignBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    expected_version: Version | None = None
-
-
-CommandBody = PlayBody | PassBody | KeepBody | ResignBody
-
-
-def seat_command(body: CommandBody, seat: Seat) -> SeatCommand:
-    match body:
-        case PlayBody(card=card, target=target):
-            return PlayCard(seat=seat, card=card, target=target)
-        case PassBody():
-            return Pass(seat=seat)
-        case KeepBody(cards=cards):
-            return KeepCards(seat=seat, cards=cards)
-        case ResignBody():
-            return Resign(seat=seat)
 
 
 class CommandResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,36 +47,6 @@ class CommandResult(msgspec.Struct, frozen=True, kw_only=True):
     """The match as the caller sees it now."""
     receipt: Receipt | None = None
     """The service's signature of the log at ``version`` (docs/audit.md "Receipts")."""
-
-
-def receipt_of_answer(accepted: Accepted) -> Receipt | None:
-    """The receipt of an accepted command: the signature of its last row."""
-    return last_receipt(accepted.stored, head_salt(accepted.folded.state.seed))
-
-
-def answer_view(accepted: Accepted, caller: Caller) -> MatchView:
-    """What the caller of an accepted command is shown: the policy's answer, as for a view."""
-    folded = accepted.folded
-    seen = seen_by(accepted.facts, caller, over=is_terminal(folded.state), channel="answer")
-    return view(
-        folded.state,
-        seen.viewer,
-        version=folded.version,
-        hide_hands_in_replay=seen.hide,
-        now=datetime.now(UTC),
-    )
-
-
-def seat_maker(player_id: str, body: CommandBody) -> Any:
-    """The core's ``MakeCommand`` for a seat's command: the caller's seat in the match."""
-
-    def make(facts: MatchFacts, _: Folded) -> Command:
-        seat = facts.seat_of(player_id)
-        if seat is None:
-            raise Forbidden("Only the two players of this match may act in it.")
-        return seat_command(body, seat)
-
-    return make
 
 
 IdempotencyKey = Annotated[
@@ -228,7 +170,7 @@ async def claim_time_out(match_id: str, request: Request[Any, Any, Any]) -> Comm
     player = await current_player(request)
     set_player(player.name)
     core: MatchCore = request.app.state.matches
-    accepted = await core.claim_time_out(match_id, player.id)
+    accepted = await clocks.claim_time_out(core, match_id, player.id)
     return CommandResult(
         version=accepted.version,
         view=answer_view(accepted, caller_of(player)),
@@ -236,33 +178,14 @@ async def claim_time_out(match_id: str, request: Request[Any, Any, Any]) -> Comm
     )
 
 
-async def _visible(
-    core: MatchCore, match_id: str, caller: Player | None, channel: Literal["view", "log"]
-) -> tuple[Seen, Folded, datetime]:
-    """The policy's answer for ``caller`` and the match as they may see it now
-    (a delayed spectator's fold stops at the last event released to them)."""
-    facts, folded = await core.current_facts(match_id)
-    seen = seen_by(facts, caller_of(caller), over=is_terminal(folded.state), channel=channel)
-    now = datetime.now(UTC)
-    if seen.delay_s and channel == "view":
-        rows = await core.log(match_id)
-        released = [r for r in rows if r.version == 1 or seen.released(r.recorded_at, now)]
-        if len(released) != len(rows):
-            state = fold(
-                [r.event for r in released],
-                folded.state.seed,
-                times=[r.recorded_at for r in released],
-            )
-            folded = msgspec.structs.replace(folded, state=state, version=len(released))
-    return seen, folded, now
-
-
 @get("/api/matches/{match_id:str}", operation_id="getMatch", tags=["matches"])
 async def get_match(match_id: str, request: Request[Any, Any, Any]) -> MatchView:
     """The match as the caller may see it (a seat, a spectator, or an admin after the end)."""
     # Read, not injected: see _command.
     caller = await maybe_player(request)
-    seen, folded, now = await _visible(request.app.state.matches, match_id, caller, "view")
+    seen, folded, now = await visible(
+        request.app.state.matches, match_id, caller_of(caller), "view"
+    )
     # A delayed spectator sees the clocks as they stood at the last instant released to them.
     measured = now - timedelta(seconds=seen.delay_s) if seen.delay_s else now
     return view(
@@ -294,7 +217,7 @@ async def get_match_events(
     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 200,
 ) -> list[LogEntry]:
     """The match's log after version ``after``, redacted for the caller."""
-    seen, folded, now = await _visible(matches, match_id, viewer, "log")
+    seen, folded, now = await visible(matches, match_id, caller_of(viewer), "log")
     over = is_terminal(folded.state)
     page = await matches.store.load(match_id, after=after, limit=limit)
     return [

@@ -14,12 +14,11 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.rules import TimeControl
-from service.api.auth import Player
+from service.accounts.guards import requires_role
+from service.accounts.players import Player
 from service.api.creates import IdempotencyKey, create_once, match_create_key, request_hash
-from service.api.deps import requires_role
-from service.api.ladder_ratings import rating_of
-from service.api.ladders import is_member, ladder_by_id, terms_of
 from service.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from service.ladders import is_member, ladder_by_id, rating_of, terms_of
 from service.matches import MatchCore, StartedMatch, new_id
 
 

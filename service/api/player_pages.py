@@ -230,4 +230,4 @@ async def head_to_head(
 
 
 ROUTES = [player_names, player_profile, head_to_head]
-"""Mounted through ``service.api.app.ROUTES``."""
+"""Mounted through ``service.app.ROUTES``."""

@@ -9,8 +9,8 @@ from litestar import Request, get, post
 from litestar.params import Parameter
 from psycopg_pool import AsyncConnectionPool
 
-from service.api.auth import Player, register, set_roles
-from service.api.deps import requires_role
+from service.accounts.guards import requires_role
+from service.accounts.players import Player, register, set_roles
 from service.errors import Conflict, NotFound
 
 

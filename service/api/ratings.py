@@ -21,13 +21,14 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.bounds import INT32_MAX
-from service.api.deps import requires_role
+from service.accounts.guards import requires_role
+from service.broker.jobs import enqueue_ladder_update, fetch_job, redis_client
 from service.errors import MatchaError, NotFound, Unavailable, ValidationFailed
+from service.ratings.elo import expected_score as elo_expected
+from service.ratings.glicko2 import Glicko2Settings, entering_phi, rd_of
+from service.ratings.glicko2 import expected_score as glicko2_expected
+from service.ratings.settings import RatingSettings, settings_from_json
 from service.settings import Settings
-from workers.ratings.elo import expected_score as elo_expected
-from workers.ratings.glicko2 import Glicko2Settings, entering_phi, rd_of
-from workers.ratings.glicko2 import expected_score as glicko2_expected
-from workers.ratings.settings import RatingSettings, settings_from_json
 
 TREND_GAMES = 5
 """How many of a player's latest rating changes the leaderboard shows."""
@@ -479,7 +480,6 @@ async def standings_csv(ladder_id: str, pool: AsyncConnectionPool) -> Response[s
 
 
 def _redis(settings: Settings) -> Any:
-    from workers.queue import redis_client
 
     if not settings.redis.url:
         raise QueueUnavailable("The job queue is not configured (REDIS_URL).")
@@ -495,7 +495,6 @@ def _redis(settings: Settings) -> Any:
 )
 async def recompute(ladder_id: str, pool: AsyncConnectionPool, settings: Settings) -> JobAccepted:
     """Rebuild the ladder's ratings from the event log, as a job; poll its status URL."""
-    from workers.queue import enqueue_ladder_update
 
     async with pool.connection() as conn:
         await _ladder_settings(conn, ladder_id)
@@ -523,7 +522,6 @@ async def recompute(ladder_id: str, pool: AsyncConnectionPool, settings: Setting
 )
 async def job_status(job_id: str, settings: Settings) -> JobStatus:
     """A worker job's status and progress (organisers and admins)."""
-    from workers.queue import fetch_job
 
     def read() -> JobStatus | None:
         job = fetch_job(job_id, redis=_redis(settings), prefix=settings.redis.prefix)

@@ -5,7 +5,7 @@ Archives are built by the archives projection of the workers
 (workers/projections/archives.py); a request that finds none, or one older than
 the log (a dispute filed after the end, an annulment, before the projection
 caught up), builds it on the spot and stores it, with the workers' own loader
-and upsert (workers/replays/store.py). Everything a viewer sees
+and upsert (service/replays/store.py). Everything a viewer sees
 comes from the engine's ``view``/``redact``: the public frames for anyone,
 the omniscient frames for admins only. Ratings before and after the match are
 read from the ratings projection at request time (they change when an earlier
@@ -28,13 +28,14 @@ from schemas.bounds import INT32_MAX
 from schemas.events import DisputeFiled, MatchCreated
 from schemas.rules import MatchTerms
 from schemas.views import EventView, MatchView, Viewer
-from service.api.auth import Player
-from service.api.deps import caller_of
+from service.accounts.players import Player, caller_of
+from service.api.errors import problem_response
+from service.audit.record_evidence import record_evidence, signed_receipt, unsigned
 from service.engine import redact
 from service.engine.redact import sight
 from service.errors import MatchaError, NotFound
 from service.matches import MatchFacts, check_record_export, replay_viewer
-from workers.replays import (
+from service.replays import (
     Headers,
     MatchRecord,
     RecordCheck,
@@ -47,6 +48,7 @@ from workers.replays import (
     record_of_events,
     with_ratings_async,
 )
+from service.replays.signatures import signed_checks
 
 log = logging.getLogger("matcha.api.replays")
 
@@ -95,7 +97,7 @@ _cache: OrderedDict[str, _Cached] = OrderedDict()
 
 async def load_archive(pool: AsyncConnectionPool, match_id: str) -> _Cached:
     """The match's current archive: stored if it is the log's as it stands, else
-    built now and stored (``workers.replays.store``: the worker's loader and upsert)."""
+    built now and stored (``service.replays.store``: the workers' one loader and upsert)."""
     async with pool.connection() as conn:
         current = await current_archive_async(conn, match_id)
         if current is None:
@@ -145,7 +147,7 @@ async def get_replay(match_id: str, pool: AsyncConnectionPool, viewer: Player | 
     cached = await load_archive(pool, match_id)
     archive = cached.archive
     facts = record_facts(archive.record)
-    who: Viewer = "omniscient" if viewer is not None and viewer.has("admin") else "spectator"
+    who = replay_viewer(facts, caller_of(viewer))
     async with pool.connection() as conn:
         headers = shown_headers(await with_ratings_async(conn, archive.record.headers), facts, who)
     return Replay(
@@ -225,8 +227,6 @@ async def export_record(
     into a match, is answered with a 409 problem+json listing what the audit
     found (``errors``), never a 5xx.
     """
-    from service.audit.record_evidence import record_evidence, unsigned
-
     evidence = getattr(request.app.state, "evidence", None)
     async with pool.connection() as conn:
         found = await record_evidence(conn, match_id, evidence)
@@ -254,8 +254,6 @@ async def export_record(
     receipt, proof = found.receipt, found.checkpoint
     if withheld is not None:
         # what this record holds is signed too: the last signed head before the withheld part
-        from service.audit.record_evidence import signed_receipt
-
         if receipt is not None and receipt.version >= withheld:
             async with pool.connection() as conn:
                 receipt = await signed_receipt(conn, match_id, before=withheld)
@@ -273,8 +271,6 @@ async def export_record(
 
 
 def _tampered(request: Request[Any, Any, Any], why: str, problems: list[str]) -> Response[Any]:
-    from service.api.errors import problem_response
-
     return problem_response(
         request,
         409,
@@ -321,8 +317,6 @@ async def import_record(request: Request[Any, Any, Any]) -> RecordCheck:
     evidence = getattr(request.app.state, "evidence", None)
     if evidence is not None and (record.receipt is not None or record.checkpoint is not None):
         # what the record says the service signed must verify with the service's keys
-        from service.verify import signed_checks
-
         _, problems = signed_checks(record, [], evidence.keyring, require_receipt=False)
         if problems:
             checked = msgspec.structs.replace(

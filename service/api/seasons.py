@@ -25,11 +25,12 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from schemas.seasons import EndSeason, FrozenStanding, ScheduleSeason, SoftReset, StandingsFrozen
-from service.api.auth import Player
-from service.api.deps import requires_role
-from service.api.ladders import ladder_by_id
+from service.accounts.guards import requires_role
+from service.accounts.players import Player
 from service.api.ratings import HistoryEntry, rating_history
+from service.broker.jobs import RATINGS, enqueue_ladder_update, queue, redis_client
 from service.errors import Forbidden, NotFound
+from service.ladders import ladder_by_id
 from service.seasons import engine, service
 from service.seasons.standings import SEASON_ENTRIES, ranked
 from service.settings import Settings
@@ -114,7 +115,6 @@ def _schedule_jobs(settings: Settings, ladder_id: str, *at: datetime) -> None:
     job of the ladder also moves a season whose date passed)."""
     if not settings.redis.url:
         return
-    from workers.queue import RATINGS, queue, redis_client
 
     try:
         q = queue(RATINGS, redis=redis_client(settings.redis.url), prefix=settings.redis.prefix)
@@ -133,7 +133,6 @@ def _schedule_jobs(settings: Settings, ladder_id: str, *at: datetime) -> None:
 def _enqueue_ratings(settings: Settings, ladder_id: str) -> None:
     if not settings.redis.url:
         return
-    from workers.queue import enqueue_ladder_update, redis_client
 
     try:
         enqueue_ladder_update(

@@ -24,7 +24,7 @@ from service.audit.rows import RawRow
 from service.audit.seeds import created_event
 from service.engine import redact
 from service.matches.facts import MatchFacts
-from service.matches.policy import Caller, Seen, seen_by, seen_without_facts
+from service.matches.policy import Caller, Seen, public_sight, seen_by
 
 
 def sight(report: AuditReport, rows: Sequence[RawRow], caller: Caller) -> Seen:
@@ -33,7 +33,7 @@ def sight(report: AuditReport, rows: Sequence[RawRow], caller: Caller) -> Seen:
     over = report.status in ("finished", "annulled")
     created = created_event(rows)
     if created is None:
-        return seen_without_facts(caller)
+        return public_sight(None, over=over)
     # A match created before terms were copied into it: the default terms (its
     # ladder's row is not the audit's to read).
     facts = MatchFacts(created=created, terms=created.terms or DEFAULT_TERMS)

@@ -9,7 +9,7 @@
   background tasks, kept per version in Redis;
 * ``routes``: ``POST /api/practice``, ``GET /api/bots``,
   ``GET /api/matches/{id}/win-probability``;
-* ``plugin``: mounts all of it on the API app (``service.api.app.PLUGINS``).
+* ``plugin``: mounts all of it on the API app (``service.app.PLUGINS``).
 
 See docs/bots.md.
 """

@@ -19,7 +19,7 @@ from typing import Final
 import msgspec
 from psycopg import AsyncConnection
 
-from service.api.auth import Player, token_hash
+from service.accounts.players import Player, token_hash
 from service.bots.levels import LEVELS
 
 BOT_ROLE: Final = "bot"

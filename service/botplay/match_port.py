@@ -3,8 +3,8 @@
 Every call bot play makes to the match core goes through this module, so when
 the core changes it is re-pointed here and nowhere else. What comes out is
 only ever a view the engine's observer (``service.engine.view``) built for one
-viewer the viewer policy (``service.matches.seen_by``) chose: the bot's own
-seat, or a live spectator; or public facts (players, versions, whether the
+viewer the viewer policy (``service.matches.seen_by``, ``public_sight``) chose:
+the bot's own seat, or the public; or public facts (players, versions, whether the
 match is over). Never the folded ``State``.
 """
 
@@ -18,11 +18,18 @@ import msgspec
 from schemas.cards import Seat
 from schemas.commands import Command, SeatCommand
 from schemas.views import MatchView
-from service.api.auth import Player
-from service.api.deps import caller_of
-from service.engine import State, is_terminal, view
+from service.accounts.players import Player, caller_of
+from service.engine import is_terminal, view
 from service.errors import Forbidden
-from service.matches import Committed, Folded, MatchCore, MatchFacts, StartedMatch, seen_by
+from service.matches import (
+    Committed,
+    Folded,
+    MatchCore,
+    MatchFacts,
+    StartedMatch,
+    public_sight,
+    seen_by,
+)
 
 
 class CommitNote(msgspec.Struct, frozen=True, kw_only=True):
@@ -90,16 +97,17 @@ class MatchPort:
         return view(folded.state, seat, version=folded.version)
 
     async def spectator_view(self, match_id: str, version: int | None = None) -> MatchView:
-        """The match as a live spectator saw it right after ``version`` (None: now).
-
-        Before the end that hides both hands and every unrevealed card; once the
-        match is over the odds need only its result, so the hands stay hidden too.
-        """
-        latest = await self._matches.current(match_id)
+        """The match as the public saw it right after ``version`` (None: now),
+        undelayed (``public_sight``): before the end that hides both hands and every
+        unrevealed card; once the match is over the odds need only its result."""
+        facts, latest = await self._matches.current_facts(match_id)
         folded = latest
         if version is not None and version < latest.version:
             folded = await self._matches.at_version(match_id, max(1, version))
-        return _spectators(folded.state, folded.version)
+        sight = public_sight(facts, over=is_terminal(folded.state))
+        return view(
+            folded.state, sight.viewer, version=folded.version, hide_hands_in_replay=sight.hide
+        )
 
     async def visible(self, match_id: str, player: Player | None) -> Visible:
         """What the viewer policy releases to ``player`` (None: anonymous) now."""
@@ -144,7 +152,3 @@ class MatchPort:
             idempotency_key=idempotency_key,
         )
         return accepted.version
-
-
-def _spectators(state: State, version: int) -> MatchView:
-    return view(state, "spectator", version=version, hide_hands_in_replay=is_terminal(state))

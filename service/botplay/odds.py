@@ -36,9 +36,9 @@ from service.botplay.config import BotPlaySettings
 from service.botplay.match_port import CommitNote, MatchPort
 from service.bots.search import Budget
 from service.bots.winprob import estimate, view_seed
+from service.broker import channels
+from service.broker.hints import OddsHint, hint_encoder
 from service.errors import NotFound
-from service.live import channels
-from service.live.wire import OddsHint, hint_encoder
 
 log = logging.getLogger("matcha.botplay.odds")
 

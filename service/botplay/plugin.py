@@ -1,4 +1,4 @@
-"""``BotPlayPlugin``: mounts bot play on the API app (``service.api.app.PLUGINS``).
+"""``BotPlayPlugin``: mounts bot play on the API app (``service.app.PLUGINS``).
 
 Its lifespan runs inside the API's (which owns the pool, the Redis client and
 the match service): it makes sure the bots' accounts exist, registers the two

@@ -19,8 +19,9 @@ from litestar.params import QueryParameter
 
 from schemas.bounds import INT32_MAX
 from schemas.cards import Seat
-from service.api.auth import Player
-from service.api.deps import maybe_player
+from schemas.rules import RulesetName
+from service.accounts.guards import maybe_player
+from service.accounts.players import Player
 from service.botplay.accounts import BOT_ROLE
 from service.botplay.state import BotPlay
 from service.bots.levels import LEVELS
@@ -32,7 +33,7 @@ assert set(LevelName.__args__) == set(LEVELS), "the route's levels are the bots'
 
 class PracticeBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     level: LevelName
-    ruleset: Literal["standard", "duel"] = "standard"
+    ruleset: RulesetName = "standard"
     seat: Seat | None = None
     """The seat to play (0 or 1); left out, one is drawn at random."""
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from service.cluster import shape as shapes
+from service.run import admin_token
 from service.store.db import with_database
 from service.supervisor import Supervisor, lock_folder
 
@@ -77,8 +78,6 @@ _data_dir = click.option(
 @click.option("--fresh", is_flag=True, help="Remove the data folder first: a new cluster.")
 def up(data_dir: Path, port: int | None, services_redis: str, fresh: bool) -> None:
     """Start everything in the foreground; Ctrl-C stops it all."""
-    from service.run import admin_token
-
     missing = shapes.binaries_missing()
     if missing:
         raise click.ClickException(missing)

@@ -19,7 +19,9 @@ from pathlib import Path
 
 from service.cluster import postgres_pair, proxy, redis_nodes
 from service.processes import ServerFailed, free_port, server_could_listen
+from service.run import app_database
 from service.store.db import with_database
+from service.store.migrate import apply_migrations
 from service.supervisor import Supervisor, wait_for_http
 
 RQ_KEY_PREFIX = "{rq}"
@@ -105,8 +107,6 @@ class Shape:
 def _database_urls(pair: postgres_pair.PostgresPair) -> tuple[str, str, str]:
     """(owner URL to migrate, the app's URL of whichever server takes writes, the
     app's URL on the standby)."""
-    from service.run import app_database
-
     migrate_url, _ = app_database(pair.primary.url)
     writer = pair.writer_url("matcha", user="matcha_app")
     standby = with_database(pair.standby.url, "matcha", user="matcha_app")
@@ -144,7 +144,7 @@ def start_shape(
     """Start everything (servers into ``supervisor.servers``, the APIs and workers as
     its children) and wait until each answers. ``services_redis``: what the APIs and
     workers are given as REDIS_URL: ``cluster`` (the ``redis+cluster://`` URL, once
-    they speak to a cluster: ``service/broker.py``) or ``node`` (until then: the
+    they speak to a cluster: ``service/broker/pubsub.py``) or ``node`` (until then: the
     master of RQ's slot, where RQ works whole and plain pub/sub reaches every node)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     say(f"starting {redis_nodes.NODES} Redis nodes (data in {data_dir / 'redis'}) ...")
@@ -153,8 +153,6 @@ def start_shape(
     say(f"starting PostgreSQL, primary and standby (data in {data_dir / 'postgres'}) ...")
     pair = postgres_pair.start_postgres_pair(data_dir / "postgres", ports.primary, ports.standby)
     supervisor.servers.append(("PostgreSQL (standby, then primary)", pair))
-
-    from service.store.migrate import apply_migrations
 
     migrate_url, app_url, standby_url = _database_urls(pair)
     apply_migrations(migrate_url)

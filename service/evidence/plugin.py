@@ -1,4 +1,4 @@
-"""Evidence in the API (three lines of ``service/api/app.py``).
+"""Evidence in the API (three lines of ``service/app.py``).
 
 * ``on_startup`` (``ON_STARTUP``): load the signing key and the keyring, make
   the store sign and check heads, publish the keys, find this store's

@@ -21,10 +21,18 @@ from typing import Protocol
 import msgspec
 
 from schemas.receipts import RECEIPT_FORMAT, Receipt
+from service.matches import Accepted
 from service.store.chain import format_recorded_at
 from service.store.heads import blinded, head_message, head_salt
 
-__all__ = ["RECEIPT_FORMAT", "Receipt", "decode_receipts", "last_receipt", "receipt_of"]
+__all__ = [
+    "RECEIPT_FORMAT",
+    "Receipt",
+    "decode_receipts",
+    "last_receipt",
+    "receipt_of",
+    "receipt_of_answer",
+]
 
 
 class _Signed(Protocol):
@@ -80,6 +88,13 @@ def last_receipt(events: Sequence[_Signed], salt: bytes | None = None) -> Receip
         if found is not None:
             return found
     return None
+
+
+def receipt_of_answer(accepted: Accepted) -> Receipt | None:
+    """The receipt of an accepted command, as HTTP and the seat's socket answer it:
+    the signature of its last row (a replayed answer's row is read back, so its
+    match's salt is needed)."""
+    return last_receipt(accepted.stored, head_salt(accepted.folded.state.seed))
 
 
 def receipt_problem(receipt: Receipt, keyring: _Verifier) -> str | None:

@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from service.api.auth import Player, player_by_token
-from service.api.deps import caller_of
+from service.accounts.guards import player_of_token
+from service.accounts.players import Player, caller_of
 from service.engine import is_terminal
 from service.errors import Unauthorized, ValidationFailed
 from service.matches import MatchCore, Seen, seen_by
@@ -48,28 +48,15 @@ def parse_since(raw: str | None) -> int:
     return int(text)
 
 
-def token_from_header(value: str | None) -> str | None:
-    if not value:
-        return None
-    scheme, _, token = value.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("The Authorization header must be 'Bearer <token>'.")
-    return token.strip()
-
-
 async def resolve(state: Any, match_id: str, token: str | None) -> Access:
     """The viewer of ``match_id`` holding ``token`` (None: an anonymous spectator)."""
     core: MatchCore = state.matches
     facts, folded = await core.current_facts(match_id)
     player = None
     if token is not None:
-        player = state.tokens.get(token)
+        player = await player_of_token(state, token)
         if player is None:
-            async with state.pool.connection() as conn:
-                player = await player_by_token(conn, token)
-            if player is None:
-                raise Unauthorized("This token is not valid.")
-            state.tokens.put(token, player)
+            raise Unauthorized("This token is not valid.")
     caller = caller_of(player)
     seen = seen_by(facts, caller, over=is_terminal(folded.state), channel="stream")
     salt = None

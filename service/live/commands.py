@@ -1,11 +1,12 @@
 """Commands a seat sends on its live socket: play, pass, keep and resign.
 
-The socket path is an adapter like the HTTP routes, and takes the same road:
-the message becomes the HTTP route's body (``service.api.match_routes``), the
+The socket path is an adapter like the HTTP routes, and takes the same road,
+through the match core and back (live -> core -> live): the message becomes
+the seat command's body (``service.matches.seats``, the HTTP route's too), the
 body becomes the caller's seat command in ``MatchCore.run`` (same expected
 version, same idempotency key rules, same receipts), and a refusal becomes
 the very problem+json body the HTTP route would answer
-(``service.api.errors.problem_of``). Who is a seat is the match core's and the
+(``service.problems.problem_of``). Who is a seat is the match core's and the
 policy's answer, not this module's: a spectator's command is refused by the
 same ``seat_maker`` that refuses a stranger's POST. The frames the command
 causes come on the socket's stream as for any other event, redacted for this
@@ -15,21 +16,10 @@ viewer. The protocol is in docs/live.md "Commands on the socket".
 from __future__ import annotations
 
 from schemas.views import MatchView
-from service.api.deps import caller_of
-from service.api.errors import problem_of
-from service.api.match_routes import (
-    CommandBody,
-    KeepBody,
-    PassBody,
-    PlayBody,
-    ResignBody,
-    _visible,
-    answer_view,
-    receipt_of_answer,
-    seat_maker,
-)
+from service.accounts.players import caller_of
 from service.engine import is_terminal, view
 from service.errors import Unauthorized
+from service.evidence.receipts import receipt_of_answer
 from service.live.access import Access
 from service.live.wire import (
     UNREADABLE,
@@ -48,12 +38,23 @@ from service.live.wire import (
     tag_decoder,
 )
 from service.matches import MatchCore, seen_by
+from service.matches.seats import (
+    CommandBody,
+    KeepBody,
+    PassBody,
+    PlayBody,
+    ResignBody,
+    answer_view,
+    seat_maker,
+    visible,
+)
+from service.problems import problem_of
 
 SIGN_IN = "Sign in: connect with a token to send commands."
 
 
 def body_of(message: CommandMessage) -> CommandBody:
-    """The HTTP route's body for this message (what the core is given either way)."""
+    """The seat command's body for this message (what the core is given, as for HTTP)."""
     match message:
         case PlayMessage(card=card, target=target, expected_version=version):
             return PlayBody(card=card, target=target, expected_version=version)
@@ -93,7 +94,7 @@ async def _view(core: MatchCore, access: Access, version: int | None) -> MatchVi
             return view(
                 cached.state, seen.viewer, version=cached.version, hide_hands_in_replay=seen.hide
             )
-    seen, folded, _ = await _visible(core, access.match_id, access.player, "view")
+    seen, folded, _ = await visible(core, access.match_id, caller_of(access.player), "view")
     return view(folded.state, seen.viewer, version=folded.version, hide_hands_in_replay=seen.hide)
 
 

@@ -1,16 +1,12 @@
-"""Prometheus metrics of live play (exposed wherever the API serves /metrics)."""
+"""Prometheus metrics of live play (exposed wherever the API serves /metrics).
+
+What the publisher of hints counts is ``service.broker.metrics``."""
 
 from prometheus_client import Counter
 
 # The open-streams gauge belongs to ops (it sums it across processes).
 from service.ops.metrics import live_connections as connections
 
-publish_failures = Counter(
-    "matcha_live_publish_failures_total",
-    "Hints not published after a commit (Redis down or slow); viewers refill from the store.",
-    ["channel"],
-)
-published = Counter("matcha_live_published_total", "Hints published after a commit.", ["channel"])
 lagging = Counter(
     "matcha_live_lagging_disconnects_total", "Connections closed for falling too far behind."
 )
@@ -32,8 +28,6 @@ subscription_drops = Counter(
 __all__ = [
     "connections",
     "lagging",
-    "publish_failures",
-    "published",
     "recent_hits",
     "refills",
     "refused_full",

@@ -1,4 +1,4 @@
-"""``LivePlugin``: mounts live play on the API app (listed in ``service.api.app.PLUGINS``).
+"""``LivePlugin``: mounts live play on the API app (listed in ``service.app.PLUGINS``).
 
 Its lifespan runs inside the API's (which owns the pool, store and Redis
 client), so the hub starts after them and stops before them.

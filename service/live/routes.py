@@ -21,12 +21,13 @@ from litestar.exceptions import WebSocketDisconnect
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 from uvicorn.protocols.utils import ClientDisconnected
 
+from service.accounts.guards import token_from_header
+from service.broker.publish import Publisher
 from service.errors import MatchaError, NotFound, Unauthorized, Unavailable, ValidationFailed
 from service.live import commands, metrics
-from service.live.access import Access, parse_since, resolve, token_from_header
+from service.live.access import Access, parse_since, resolve
 from service.live.config import LiveSettings
 from service.live.hub import Hub
-from service.live.publish import Publisher
 from service.live.render import FrameCache
 from service.live.stream import Lagging, LobbyStream, Outbound, ViewerStream
 from service.live.wire import (

@@ -30,15 +30,14 @@ from typing import Protocol
 from schemas.clocks import Clocks
 from schemas.events import Event, MatchAnnulled, MatchEnded
 from schemas.views import EventView, MatchEndedView, Viewer
+from service.broker.hints import EventsHint, LobbySummary, OddsHint
 from service.live import metrics
-from service.live.hub import Hub, Subscription, Tick
+from service.live.hub import Hub
+from service.live.mailbox import Subscription, Tick
 from service.live.wire import (
     ClocksFrame,
-    EventsHint,
     LobbyFrame,
-    LobbySummary,
     OddsFrame,
-    OddsHint,
     PingFrame,
     PresenceFrame,
     frame_encoder,

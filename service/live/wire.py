@@ -1,82 +1,18 @@
-"""What travels: hints between processes (Redis) and frames to clients.
+"""What travels to and from a live client: the frames a stream sends, the
+messages a seat's socket takes, and the socket's close codes.
 
-Nothing that crosses the broker holds a hidden card: a hint carries each new
-event as an anonymous spectator may see it (``service.engine.redact`` with the
-match's terms), which is what every spectator frame shows; a seat's or an
-administrator's stream reads its events from the store instead. Anyone who
-can subscribe to Redis therefore learns no more than the public match page.
-Encoders and decoders are built once, here.
+(The hints between processes, which the frames are made from, are
+``service.broker.hints``.) Encoders and decoders are built once, here.
 """
 
-from datetime import datetime
-from typing import Annotated, Any, Final, Literal, TypeAlias
+from typing import Annotated, Any, Final, TypeAlias
 
 import msgspec
 
 from schemas.bounds import Version
-from schemas.cards import Card, Seat, Target
+from schemas.cards import Card, Target
 from schemas.clocks import Clocks
-from schemas.views import EventView
-
-# ---- between processes (Redis pub/sub) -------------------------------------
-
-
-class WireEvent(msgspec.Struct, frozen=True, kw_only=True):
-    """One committed event as the public may see it (what spectators are sent)."""
-
-    version: int
-    recorded_at: datetime
-    event: EventView
-    actor: str | None = None
-    position: int | None = None
-
-
-class EventsHint(msgspec.Struct, frozen=True, kw_only=True, tag="events", tag_field="kind"):
-    """Events ``first_version..last_version`` of a match were committed; ``events``
-    (when present) are those events redacted for the public."""
-
-    match_id: str
-    first_version: int
-    last_version: int
-    events: tuple[WireEvent, ...] = ()
-    clocks: Clocks | None = None
-    """Both clocks after ``last_version`` (public; None: untimed)."""
-
-
-class PresenceHint(msgspec.Struct, frozen=True, kw_only=True, tag="presence", tag_field="kind"):
-    """Someone joined or left a match's watchers: recount from Redis."""
-
-    match_id: str
-
-
-class LobbySummary(msgspec.Struct, frozen=True, kw_only=True, tag="lobby", tag_field="kind"):
-    """Public facts about a match for lobby pages: never a card."""
-
-    match_id: str
-    status: Literal["started", "progress", "finished", "annulled"]
-    version: int
-    ladder_id: str | None = None
-    players: tuple[str, str] | None = None
-    hand: int = 0
-    tokens: tuple[dict[str, int], dict[str, int]] | None = None
-    """Tokens won so far per seat, by kind."""
-    winner: Seat | None = None
-    reason: str | None = None
-
-
-class OddsHint(msgspec.Struct, frozen=True, kw_only=True, tag="odds", tag_field="kind"):
-    """A new estimate of each seat's chance to win, from the spectator's view at
-    ``version`` (``service.bots.winprob``): public by construction."""
-
-    match_id: str
-    version: int
-    p: tuple[float, float]
-
-
-Hint: TypeAlias = EventsHint | PresenceHint | LobbySummary | OddsHint
-
-hint_encoder: Final = msgspec.json.Encoder()
-hint_decoder: Final = msgspec.json.Decoder(Hint)
+from service.broker.hints import LobbySummary
 
 # ---- to clients -------------------------------------------------------------
 

@@ -20,55 +20,42 @@ a command goes:
    append returned (live hints, end-of-match work). Best effort: a failure is
    logged and never fails the command; the events table is the truth.
 
-This package imports only the engine, the store and the schemas; the API,
-live streams, workers, audit and console are adapters around it.
+The reads (the match folded now, its facts, its seed: three caches held to
+the log) are ``service.matches.known``, which ``MatchCore`` extends; what an
+idempotency key promises is ``service.matches.keys``; the commands that are
+not a seat's take this pipeline through ``service.matches.disputes`` and
+``service.matches.clocks``. This package imports only the engine, the store
+and the schemas; the API, live streams, workers, audit and console are
+adapters around it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 
-from schemas.cards import Seat
 from schemas.clocks import Clocks
-from schemas.commands import (
-    AnnulMatch,
-    Command,
-    DecideDispute,
-    FileDispute,
-    StartMatch,
-    TimeOut,
-)
-from schemas.events import MatchCreated
-from schemas.receipts import Receipt
-from schemas.rules import RULESETS, MatchTerms
-from service.cache import Bounded
-from service.engine import clock, fold, is_terminal, step
-from service.errors import (
-    Conflict,
-    Forbidden,
-    MatchaError,
-    NotFound,
-    RuleError,
-    VersionConflict,
-)
+from schemas.commands import Command, StartMatch, TimeOut
+from schemas.events import Event, MatchAnnulled, MatchCreated, MatchEnded
+from schemas.rules import RULESETS, MatchTerms, RulesetName
+from service.engine import State, clock, fold, is_terminal, step
+from service.errors import Conflict, MatchaError, RuleError, VersionConflict
 from service.matches.deadlines import deadline_statement
-from service.matches.facts import LadderTerms, MatchFacts, facts_of
-from service.matches.folds import FoldCache, Folded, advance, fold_from_start, tallied
-from service.matches.summaries import summarise, upsert_statement
-from service.store import EventStore, StoredEvent
+from service.matches.facts import LadderTerms, MatchFacts
+from service.matches.folds import Folded, fold_from_start, tallied
+from service.matches.keys import command_hash, earlier_start, earlier_version, start_hash
+from service.matches.known import Known
+from service.matches.summaries import Summary, summarise, upsert_statement
+from service.store import AppendResult, EventStore, StoredEvent
 
 log = logging.getLogger("matcha.matches")
-
-SEED_CACHE_SIZE = 10_000
-FACTS_CACHE_SIZE = 10_000
 
 RETRIES_WITHOUT_EXPECTED_VERSION = 3
 """A caller that sent no expected version accepts whatever state is current, so
@@ -91,6 +78,13 @@ class Committed(msgspec.Struct, frozen=True, kw_only=True):
     def match_id(self) -> str:
         return self.facts.match_id
 
+    @property
+    def over(self) -> bool:
+        """The match is over (ended or annulled) after these rows."""
+        return self.over_before or any(
+            isinstance(s.event, MatchEnded | MatchAnnulled) for s in self.stored
+        )
+
 
 AfterCommit = Callable[[Committed], Awaitable[None]]
 """``await hook(committed)`` after a command's events committed."""
@@ -99,6 +93,11 @@ Observer = Callable[[str, str, str, float, str], None]
 """``observe(match_id, actor, kind, seconds, outcome)`` once per command run
 (``service.ops.instrument``: metrics and the log context); ``outcome`` is
 ``ok`` or the refusal's code."""
+
+AfterAppend = Callable[[int, bool], None]
+"""``after_append(events, lost)`` once per append the core makes: how many events
+it wrote (0: an idempotency key's replay), and whether it lost the race to
+another append (a ``VersionConflict``; ``service.ops.instrument`` counts both)."""
 
 _KINDS: dict[str, str] = {"play_card": "play", "keep_cards": "keep"}
 """A command's kind in metrics is its tag, shortened for the seat commands as
@@ -124,7 +123,7 @@ class StartedMatch(msgspec.Struct, frozen=True, kw_only=True):
     match_id: str
     ladder_id: str | None
     players: tuple[str, str]
-    ruleset: str
+    ruleset: RulesetName
     version: int
 
 
@@ -137,86 +136,19 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-class MatchCore:
-    """Starts matches and runs every command of a match (``app.state.matches``)."""
+class MatchCore(Known):
+    """Starts matches and runs every command of a match (``app.state.matches``);
+    its reads are ``Known``'s."""
 
     def __init__(self, store: EventStore, *, ladder_terms: LadderTerms | None = None) -> None:
-        self.store = store
+        super().__init__(store, ladder_terms=ladder_terms)
         self.after_commit: list[AfterCommit] = []
         """Registered by the adapters at start (live publish, end-of-match work)."""
-        self._ladder_terms = ladder_terms
-        # A match's seed and facts never change once stored, so remembering them
-        # is safe (bounded; an entry evicted is simply read again).
-        self._seeds: Bounded[str, str] = Bounded(SEED_CACHE_SIZE)
-        self._facts: Bounded[str, MatchFacts] = Bounded(FACTS_CACHE_SIZE)
-        self._folds = FoldCache()
+        self.after_append: list[AfterAppend] = []
+        """Told of every append (ops counts appended events and lost races)."""
         self.observe: Observer | None = None
         self.now: Callable[[], datetime] = _utc_now
         """The instant a command is taken at (tests inject a clock here)."""
-
-    # -- reads ---------------------------------------------------------------------
-
-    async def seed_of(self, match_id: str) -> str | None:
-        seed = self._seeds.get(match_id)
-        if seed is None:
-            seed = await self.store.load_seed(match_id)
-            if seed is not None:
-                self._seeds.put(match_id, seed)
-        return seed
-
-    async def facts(self, created: MatchCreated) -> MatchFacts:
-        """The facts of the match that began with ``created`` (cached)."""
-        known = self._facts.get(created.match_id)
-        if known is None:
-            known = await facts_of(created, self._ladder_terms)
-            self._facts.put(created.match_id, known)
-        return known
-
-    async def current(self, match_id: str) -> Folded:
-        """The match folded up to its latest version (``NotFound`` if unknown).
-
-        Reads the cached version's row again with the rows after it: if its hash
-        is no longer the one the cache was folded from, the log changed under
-        the cache and the whole match is folded afresh.
-        """
-        cached = self._folds.get(match_id)
-        if cached is not None:
-            rows = await self.store.load(match_id, after=cached.version - 1)
-            if rows and rows[0].version == cached.version and rows[0].hash == cached.head:
-                folded = advance(cached, rows[1:])
-                self._folds.put(folded)
-                return folded
-            self._folds.forget(match_id)
-        rows = await self.store.load(match_id)
-        if not rows:
-            raise NotFound("No match has this id.")
-        folded = fold_from_start(rows, await self.seed_of(match_id))
-        self._folds.put(folded)
-        return folded
-
-    def cached(self, match_id: str) -> Folded | None:
-        """The latest fold of the match this process holds, unchecked (no read): for a
-        reader that knows which version it wants (a live seat's view at the version
-        its stream has sent) and falls back to ``current`` otherwise."""
-        return self._folds.get(match_id)
-
-    async def current_facts(self, match_id: str) -> tuple[MatchFacts, Folded]:
-        folded = await self.current(match_id)
-        return await self.facts(folded.created), folded
-
-    async def at_version(self, match_id: str, version: int) -> Folded:
-        """The match as it was right after ``version`` (for a repeated command's answer)."""
-        latest = await self.current(match_id)
-        if version >= latest.version:
-            return latest
-        rows = await self.store.load(match_id, limit=version)
-        return fold_from_start(rows, await self.seed_of(match_id))
-
-    async def log(self, match_id: str) -> list[StoredEvent]:
-        rows = await self.store.load(match_id)
-        if not rows:
-            raise NotFound("No match has this id.")
-        return rows
 
     # -- start ---------------------------------------------------------------------
 
@@ -239,41 +171,34 @@ class MatchCore:
         """
         if terms is None and ladder_id is not None and self._ladder_terms is not None:
             terms = await self._ladder_terms(ladder_id)
-        request_hash = _start_hash(players, ruleset, ladder_id) if idempotency_key else None
+        request_hash = start_hash(players, ruleset, ladder_id) if idempotency_key else None
         if idempotency_key is not None:
             earlier = await self._started_before(actor, idempotency_key, request_hash)
             if earlier is not None:
                 return earlier
-        match_id = match_id or new_id()
         seed = secrets.token_hex(32)
-        first_dealer: Seat = 1 if secrets.randbelow(2) else 0
-        at = self.now()
         command = StartMatch(
-            match_id=match_id,
+            match_id=match_id or new_id(),
             players=players,
             ruleset=RULESETS[ruleset],
-            first_dealer=first_dealer,
+            first_dealer=1 if secrets.randbelow(2) else 0,
             seed=seed,
             ladder_id=ladder_id,
             terms=terms,
-            at=at,
+            at=self.now(),
         )
         started_state, events = step(fold([], seed), command)
-        also = [upsert_statement(summarise(events))]
-        deadline = deadline_statement(match_id, started_state, len(events))
-        if deadline is not None:
-            also.append(deadline)
         try:
-            result = await self.store.append(
-                match_id,
+            result = await self._append(
+                command.match_id,
                 0,
                 events,
                 actor=actor,
                 seed=seed,
                 idempotency_key=idempotency_key,
                 request_hash=request_hash,
-                also=also,
-                recorded_at=at,
+                also=_also(command.match_id, started_state, len(events), summarise(events)),
+                recorded_at=command.at,
             )
         except Conflict:
             # The same key raced in from a second request, which won: its match.
@@ -283,32 +208,19 @@ class MatchCore:
             if earlier is None:
                 raise
             return earlier
-        self._seeds.put(match_id, seed)
         folded = fold_from_start(result.stored, seed)
-        self._folds.put(folded)
-        await self._after_commit(
-            Committed(
-                facts=await self.facts(folded.created),
-                stored=result.stored,
-                over_before=False,
-                clocks=clock.clocks(folded.state, result.stored[-1].recorded_at),
-            )
-        )
+        self.remember(folded, seed)
+        await self._committed(await self.facts(folded.created), result, folded.state, False)
         return _started(folded.created, len(events))
 
     async def _started_before(
         self, actor: str, key: str, request_hash: str | None
     ) -> StartedMatch | None:
-        used = await self.store.used_key(actor, key)
-        if used is None:
+        earlier = await earlier_start(self.store, actor, key, request_hash)
+        if earlier is None:
             return None
-        if used[1] != request_hash:
-            raise Conflict(
-                "This Idempotency-Key was already used for a different request.",
-                code="idempotency_key_reused",
-            )
-        folded = await self.current(used[0])
-        return _started(folded.created, used[2])
+        folded = await self.current(earlier[0])
+        return _started(folded.created, earlier[1])
 
     # -- the pipeline --------------------------------------------------------------
 
@@ -371,9 +283,11 @@ class MatchCore:
         make: MakeCommand,
         actor: str,
         expected_version: int | None,
-        idempotency_key: str | None,
+        key: str | None,
     ) -> Accepted:
-        folded = self._folds.get(match_id)
+        """Fold, decide, append once; a cached fold refused or beaten is replaced by
+        the latest (once), and the command decided again on it."""
+        folded = self.cached(match_id)
         # The cached fold is trusted only as far as the append will check it:
         # the append at its version fails if the match moved on. A client that
         # expects another version has seen a newer one (or an older one):
@@ -381,50 +295,35 @@ class MatchCore:
         fresh = folded is None or (
             expected_version is not None and expected_version != folded.version
         )
-        if fresh:
+        if folded is None or fresh:
             folded = await self.current(match_id)
-        assert folded is not None
         facts = await self.facts(folded.created)
         while True:
             command = msgspec.structs.replace(make(facts, folded), at=self.now())
-            request_hash = command_hash(match_id, command) if idempotency_key else None
-            version = folded.version
+            request_hash = command_hash(match_id, command) if key else None
             try:
-                if expected_version is not None and expected_version != version:
-                    raise VersionConflict(
-                        f"The match is at version {version}, not {expected_version};"
-                        " reload and retry."
-                    )
-                new_state, new_events = step(folded.state, command)
+                new_state, new_events = _decide(folded, command, expected_version)
             except (RuleError, VersionConflict) as refused:
                 if not fresh:  # refused by a cached fold: judge again on the latest
                     folded, fresh = await self.current(match_id), True
                     continue
-                if isinstance(refused, RuleError) and refused.code == "time_expired":
-                    # Server-authoritative: the late command is refused and the
-                    # time-out it found is recorded (once: at this version).
-                    await self._record_time_out(match_id, command, version)
-                # A retry of a command that already succeeded meets a state that
-                # moved on: answer with the first result instead of the refusal.
-                if idempotency_key is not None:
-                    earlier = await self._earlier(match_id, actor, idempotency_key, request_hash)
-                    if earlier is not None:
-                        return await self._replayed(facts, match_id, earlier)
-                raise
+                answer = await self._after_refusal(
+                    match_id, facts, command, folded.version, refused, actor, key, request_hash
+                )
+                if answer is None:
+                    raise
+                return answer
             summary = tallied(folded.summary, new_events)
-            also = [upsert_statement(summary)]
-            deadline = deadline_statement(match_id, new_state, version + len(new_events))
-            if deadline is not None:
-                also.append(deadline)
+            version = folded.version + len(new_events)
             try:
-                result = await self.store.append(
+                result = await self._append(
                     match_id,
-                    version,
+                    folded.version,
                     new_events,
                     actor=actor,
-                    idempotency_key=idempotency_key,
+                    idempotency_key=key,
                     request_hash=request_hash,
-                    also=also,
+                    also=_also(match_id, new_state, version, summary),
                     recorded_at=command.at,
                 )
             except VersionConflict:
@@ -432,42 +331,71 @@ class MatchCore:
                     raise
                 folded, fresh = await self.current(match_id), True
                 continue
-            break
-        if result.replayed:
-            return await self._replayed(facts, match_id, result.last_version)
+            if result.replayed:
+                return await self._replayed(facts, match_id, result.last_version)
+            return await self._accepted(facts, folded, new_state, summary, result)
+
+    async def _after_refusal(
+        self,
+        match_id: str,
+        facts: MatchFacts,
+        command: Command,
+        version: int,
+        refused: MatchaError,
+        actor: str,
+        key: str | None,
+        request_hash: str | None,
+    ) -> Accepted | None:
+        """What a command the latest fold refused still does: a late command records
+        the time-out it found; a resent one answers with its first result. None: the
+        refusal stands."""
+        if isinstance(refused, RuleError) and refused.code == "time_expired":
+            # Server-authoritative: the late command is refused and the time-out
+            # it found is recorded (once: at this version).
+            await self._record_time_out(match_id, command, version)
+        # A retry of a command that already succeeded meets a state that moved on:
+        # answer with the first result instead of the refusal.
+        if key is None:
+            return None
+        earlier = await earlier_version(self.store, match_id, actor, key, request_hash)
+        if earlier is None:
+            return None
+        return await self._replayed(facts, match_id, earlier)
+
+    async def _append(
+        self, match_id: str, expected_version: int, events: Sequence[Event], **options: Any
+    ) -> AppendResult:
+        """``store.append``, and the ``after_append`` observers told how it went."""
+        try:
+            result = await self.store.append(match_id, expected_version, events, **options)
+        except VersionConflict:
+            for lost in self.after_append:
+                lost(0, True)
+            raise
+        for appended in self.after_append:
+            appended(0 if result.replayed else len(events), False)
+        return result
+
+    async def _accepted(
+        self,
+        facts: MatchFacts,
+        before: Folded,
+        state: State,
+        summary: Summary,
+        result: AppendResult,
+    ) -> Accepted:
         after = Folded(
-            created=folded.created,
+            created=before.created,
             version=result.last_version,
             head=result.stored[-1].hash,
-            state=new_state,
+            state=state,
             summary=summary,
         )
-        self._folds.put(after)
-        await self._after_commit(
-            Committed(
-                facts=facts,
-                stored=result.stored,
-                over_before=is_terminal(folded.state),
-                clocks=clock.clocks(new_state, result.stored[-1].recorded_at),
-            )
-        )
+        self.remember(after)
+        await self._committed(facts, result, state, is_terminal(before.state))
         return Accepted(
             facts=facts, version=result.last_version, folded=after, stored=result.stored
         )
-
-    async def _earlier(
-        self, match_id: str, actor: str, key: str, request_hash: str | None
-    ) -> int | None:
-        """The last version a used idempotency key produced, or None if unused."""
-        used = await self.store.used_key(actor, key)
-        if used is None:
-            return None
-        if used[0] != match_id or used[1] != request_hash:
-            raise Conflict(
-                "This Idempotency-Key was already used for a different request.",
-                code="idempotency_key_reused",
-            )
-        return used[2]
 
     async def _replayed(self, facts: MatchFacts, match_id: str, last_version: int) -> Accepted:
         """The first result of a repeated command: the match as it was right after it."""
@@ -477,83 +405,56 @@ class MatchCore:
             facts=facts, version=last_version, folded=folded, stored=tuple(row), replayed=True
         )
 
-    async def _after_commit(self, committed: Committed) -> None:
-        """Run the hooks with the rows the append wrote (no read back)."""
+    async def _committed(
+        self, facts: MatchFacts, result: AppendResult, state: State, over_before: bool
+    ) -> None:
+        """Run the after-commit hooks with the rows the append wrote (no read back)."""
+        committed = Committed(
+            facts=facts,
+            stored=result.stored,
+            over_before=over_before,
+            clocks=clock.clocks(state, result.stored[-1].recorded_at),
+        )
         for hook in list(self.after_commit):
             try:
                 await hook(committed)
             except Exception:  # a hint channel must never fail a committed command
                 log.exception("after-commit hook %r failed for match %s", hook, committed.match_id)
 
-    # -- the commands that are not a seat's ------------------------------------------
-
-    async def file_dispute(
-        self, match_id: str, player_id: str, reason: str, receipts: tuple[Receipt, ...] = ()
-    ) -> Accepted:
-        """A player of a finished match disputes it, with the receipts they hold as
-        evidence; the engine judges the window."""
-        dispute_id = new_id()
-
-        def make(facts: MatchFacts, _: Folded) -> Command:
-            seat = facts.seat_of(player_id)
-            if seat is None:
-                raise Forbidden("Only the two players of this match may dispute it.")
-            return FileDispute(
-                dispute_id=dispute_id, seat=seat, player=player_id, reason=reason, receipts=receipts
-            )
-
-        return await self.run(match_id, make, actor=player_id)
-
-    async def decide_dispute(
-        self, dispute_id: str, admin_id: str, *, upheld: bool, reason: str
-    ) -> Accepted:
-        """Uphold (the match is annulled) or reject a dispute, with a written reason."""
-        match_id = await self.store.dispute_match(dispute_id)
-        if match_id is None:
-            raise NotFound("No dispute has this id.", code="dispute_not_found")
-        command = DecideDispute(dispute_id=dispute_id, upheld=upheld, admin=admin_id, reason=reason)
-        return await self.run(match_id, lambda _f, _s: command, actor=admin_id)
-
-    async def annul(self, match_id: str, admin_id: str, reason: str) -> Accepted:
-        """Annul a match without a dispute, during play or after its end."""
-        command = AnnulMatch(admin=admin_id, reason=reason)
-        return await self.run(match_id, lambda _f, _s: command, actor=admin_id)
-
-    async def time_out(
-        self, match_id: str, seat: Seat, *, expected_version: int | None = None
-    ) -> Accepted:
-        """The clock: ``seat`` ran out of time (the engine checks that it did, at the
-        instant the core stamps). ``expected_version``: the version the deadline was
-        read at (the sweepers'): a second time-out of the same deadline is a
-        ``VersionConflict``, never a second result."""
-        command = TimeOut(seat=seat)
-        return await self.run(
-            match_id,
-            lambda _f, _s: command,
-            actor="system",
-            expected_version=expected_version,
-        )
-
-    async def claim_time_out(self, match_id: str, player_id: str) -> Accepted:
-        """A player claims the win: their opponent's clock ran out (lichess's
-        "claim victory"). The engine refuses it if that clock has not run out."""
-
-        def make(facts: MatchFacts, _: Folded) -> Command:
-            seat = facts.seat_of(player_id)
-            if seat is None:
-                raise Forbidden("Only a player of this match may claim a time-out.")
-            return TimeOut(seat=1 if seat == 0 else 0)
-
-        return await self.run(match_id, make, actor=player_id)
-
     async def _record_time_out(self, match_id: str, late: Command, version: int) -> None:
         seat = getattr(late, "seat", None)
         if seat not in (0, 1):
             return
+        time_out = TimeOut(seat=seat)
         try:
-            await self.time_out(match_id, seat, expected_version=version)
+            await self.run(
+                match_id, lambda _f, _s: time_out, actor="system", expected_version=version
+            )
         except MatchaError as exc:  # a sweeper (or another process) recorded it first
             log.info("time-out of %s seat %s not recorded here: %s", match_id, seat, exc.code)
+
+
+def _decide(
+    folded: Folded, command: Command, expected_version: int | None
+) -> tuple[State, list[Event]]:
+    """The engine's decision on the fold, at the version the client expects."""
+    if expected_version is not None and expected_version != folded.version:
+        raise VersionConflict(
+            f"The match is at version {folded.version}, not {expected_version}; reload and retry."
+        )
+    return step(folded.state, command)
+
+
+def _also(
+    match_id: str, state: State, version: int, summary: Summary
+) -> list[tuple[str, Sequence[Any]]]:
+    """What commits with an append: the match's ``match_summaries`` row and, for a
+    timed match, its next deadline (``match_deadlines``)."""
+    also: list[tuple[str, Sequence[Any]]] = [upsert_statement(summary)]
+    deadline = deadline_statement(match_id, state, version)
+    if deadline is not None:
+        also.append(deadline)
+    return also
 
 
 def _utc_now() -> datetime:
@@ -570,16 +471,14 @@ def _started(created: MatchCreated, version: int) -> StartedMatch:
     )
 
 
-def command_hash(match_id: str, command: Command) -> str:
-    """What an idempotency key promises: the same command on the same match (its
-    instant aside: a retry is taken later than the first try)."""
-    timeless = msgspec.structs.replace(command, at=None)
-    return hashlib.sha256(match_id.encode() + b"\0" + _encoder.encode(timeless)).hexdigest()
-
-
-def _start_hash(players: tuple[str, str], ruleset: str, ladder_id: str | None) -> str:
-    """What an idempotency key promises for a create: the same players, rules and ladder."""
-    return hashlib.sha256(_encoder.encode(["start", players, ruleset, ladder_id])).hexdigest()
-
-
-_encoder = msgspec.json.Encoder()
+__all__ = [
+    "Accepted",
+    "AfterAppend",
+    "AfterCommit",
+    "Committed",
+    "MakeCommand",
+    "MatchCore",
+    "StartedMatch",
+    "command_hash",
+    "new_id",
+]

@@ -83,31 +83,43 @@ class Seen(msgspec.Struct, frozen=True, kw_only=True):
 
 def seen_by(facts: MatchFacts, caller: Caller, *, over: bool, channel: Channel) -> Seen:
     """What ``caller`` may see of the match, ``over`` or not, on ``channel``."""
-    hide = facts.terms.hide_hands_in_replay
     seat = facts.seat_of(caller.player_id)
     if seat is not None:
-        return Seen(viewer=seat, hide=hide, delay_s=0.0, seat=seat)
+        return Seen(viewer=seat, hide=facts.terms.hide_hands_in_replay, delay_s=0.0, seat=seat)
     if over and caller.admin:
-        return Seen(viewer="omniscient", hide=hide, delay_s=0.0, seat=None)
+        return Seen(
+            viewer="omniscient", hide=facts.terms.hide_hands_in_replay, delay_s=0.0, seat=None
+        )
+    return public_sight(facts, over=over)
+
+
+def public_sight(facts: MatchFacts | None, *, over: bool) -> Seen:
+    """What the public sees of the match: anyone who plays no seat in it and is no
+    administrator of a finished match (an anonymous caller), on every channel.
+
+    What a hint carries across the broker, the spectators' odds, a match's
+    outcome and the audit of a live match show no more than this. ``facts``
+    None: a log whose creation cannot be read, so no terms to judge by: every
+    hand stays hidden (and nothing is delayed, as no instant can be trusted).
+    """
+    if facts is None:
+        return Seen(viewer="spectator", hide=True, delay_s=0.0, seat=None)
     delay = 0.0 if over else float(facts.terms.spectator_delay_s)
-    return Seen(viewer="spectator", hide=hide, delay_s=delay, seat=None)
+    return Seen(viewer="spectator", hide=facts.terms.hide_hands_in_replay, delay_s=delay, seat=None)
 
 
-def seen_without_facts(caller: Caller) -> Seen:
-    """What ``caller`` may see of a log whose creation cannot be read (a forged one):
-    no seat and no end can be trusted, so everyone, administrators included, is a
-    spectator of a live match that keeps every hand hidden."""
-    del caller  # whoever asks: nothing in such a log says who may see more
-    return Seen(viewer="spectator", hide=True, delay_s=0.0, seat=None)
-
-
-def replay_viewer(facts: MatchFacts, caller: Caller, *, omniscient: bool) -> Viewer:
-    """The viewer of a replay frame: the public replay, or (asked for) the omniscient one."""
+def replay_viewer(facts: MatchFacts, caller: Caller, *, omniscient: bool | None = None) -> Viewer:
+    """The viewer of a finished match's replay: ``omniscient`` True asks for the
+    omniscient replay (administrators only), False for the public one; None is the
+    most ``caller`` may read (the omniscient replay for an administrator, the public
+    one for anyone else: what the replay's headers show, the seed included)."""
+    if omniscient is None:
+        omniscient = caller.admin
     if omniscient:
         if not caller.admin:
             raise Forbidden("Only an admin may watch the omniscient replay.")
         return "omniscient"
-    return "spectator"
+    return public_sight(facts, over=True).viewer
 
 
 def check_record_export(facts: MatchFacts, caller: Caller) -> None:

@@ -1,6 +1,6 @@
 """Operations: health and readiness, Prometheus metrics, structured logs.
 
-Mounted on the API by `OpsPlugin` (listed in `service.api.app.PLUGINS`):
+Mounted on the API by `OpsPlugin` (listed in `service.app.PLUGINS`):
 `install_ops(app_config)` adds the `/healthz`, `/readyz` and `/metrics` routes,
 the request-id middleware (outermost, so every line of a request carries its
 id) and JSON logging, and attaches the bounded stop to uvicorn's signal handling

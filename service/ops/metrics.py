@@ -170,7 +170,7 @@ class QueueDepthCollector(Collector):
         )
         try:
             queues = Queue.all(connection=conn)
-            # workers.queue names them `<prefix>-ratings`, `<prefix>-replays`
+            # service.broker.jobs names them `<prefix>-ratings`, `<prefix>-replays`
             mine = [q for q in queues if not self.prefix or q.name.startswith(f"{self.prefix}-")]
             return sorted((q.name, q.count) for q in mine)
         finally:

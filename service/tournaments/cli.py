@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import click
+from psycopg import AsyncConnection
 from tqdm import tqdm  # type: ignore[import-untyped]
 
 from schemas.rules import RULESETS
@@ -28,10 +29,13 @@ from service.bots import BOTS
 from service.cli_defaults import database_options
 from service.cli_defaults import database_url as database_url_or_local
 from service.errors import RuleError
-from service.tournaments import berger
+from service.tournaments import berger, store, trf
+from service.tournaments.evolve import fold
 from service.tournaments.simulate import BotEntrant, Run, simulate
 from service.tournaments.standings import standings
 from service.tournaments.tiebreaks import LABELS
+from service.tournaments.trf_export import export
+from service.tournaments.trf_routes import names_of
 
 
 def _format(
@@ -177,13 +181,6 @@ def tournament(
 
 
 async def _export(url: str, tournament_id: str) -> str:
-    from psycopg import AsyncConnection
-
-    from service.tournaments import store, trf
-    from service.tournaments.evolve import fold
-    from service.tournaments.trf_export import export
-    from service.tournaments.trf_routes import names_of
-
     async with await AsyncConnection.connect(url, autocommit=True) as conn:
         events = await store.load(conn, tournament_id)
         if not events:

@@ -1,5 +1,5 @@
 """``TournamentPlugin``: tournaments' start-up and shut-down in the API process
-(listed in ``service.api.app.PLUGINS``; the routes are in its ``ROUTES``).
+(listed in ``service.app.PLUGINS``; the routes are in its ``ROUTES``).
 
 Its lifespan runs inside the API's (which owns the pool, the event store,
 Redis and the match service) and puts on ``app.state``: ``tournaments``

@@ -40,10 +40,10 @@ from schemas.tournaments import (
     TournamentCommand,
     WithdrawPlayer,
 )
-from service.api.auth import Player
-from service.api.deps import requires_role
-from service.api.ladders import ladder_by_id
+from service.accounts.guards import requires_role
+from service.accounts.players import Player
 from service.errors import Forbidden
+from service.ladders import ladder_by_id
 from service.matches.core import new_id
 from service.tournaments import projection, reads
 from service.tournaments.live import standings_socket, standings_stream
@@ -356,4 +356,4 @@ ROUTES = [
         tags=["tournaments"],
     )
 ]
-"""Mounted by ``service.api.app`` (its ``ROUTES`` list)."""
+"""Mounted by ``service.app`` (its ``ROUTES`` list)."""

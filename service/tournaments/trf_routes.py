@@ -13,11 +13,10 @@ from psycopg_pool import AsyncConnectionPool
 
 from schemas.tournament_views import TournamentSummary
 from schemas.tournaments import CreateTournament, JoinTournament, RequestBye, Swiss, TiebreakName
-from service.api.auth import Player
-from service.api.deps import requires_role
-from service.api.ladder_ratings import rating_of
-from service.api.ladders import ladder_by_id
+from service.accounts.guards import requires_role
+from service.accounts.players import Player
 from service.errors import RuleError
+from service.ladders import ladder_by_id, rating_of
 from service.matches.core import new_id
 from service.tournaments import reads, trf
 from service.tournaments.service import TournamentService

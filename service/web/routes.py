@@ -125,4 +125,4 @@ ROUTES: Final = [
         security=[],
     )
 ]
-"""Mounted by ``service.api.app`` (its ``ROUTES`` plug-in list)."""
+"""Mounted by ``service.app`` (its ``ROUTES`` plug-in list)."""

@@ -1,7 +1,7 @@
 """The season archive page of a ladder, ``/ladders/{id}/seasons``: a shell of its
 own (``static/seasons.html``) whose module ``static/seasons.js`` draws the
 ladder's seasons, each season's standings and a player's ratings in a season
-from the JSON API. Mounted by ``service.api.app`` (its ``ROUTES`` list)."""
+from the JSON API. Mounted by ``service.app`` (its ``ROUTES`` list)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from api_harness import ADMIN_TOKEN, Api
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from service.api.app import create_app
+from service.app import create_app
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 
 

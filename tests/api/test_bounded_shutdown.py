@@ -116,7 +116,7 @@ def test_the_test_client_shuts_the_app_down_within_seconds_with_both_servers_fro
 ) -> None:
     from litestar.testing import AsyncTestClient
 
-    from service.api.app import create_app
+    from service.app import create_app
     from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 
     database_url, redis_url, pg, redis = servers

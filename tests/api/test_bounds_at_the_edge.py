@@ -20,7 +20,7 @@ from litestar import Litestar
 from litestar.handlers import HTTPRouteHandler
 
 from schemas.bounds import INT32_MAX
-from service.api.app import create_app
+from service.app import create_app
 from service.live.wire import ClientMessage
 
 pytestmark = pytest.mark.anyio

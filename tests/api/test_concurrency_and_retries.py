@@ -12,8 +12,8 @@ import pytest
 from api_harness import Account, Api, events_rows
 from litestar.testing import AsyncTestClient
 
-from service.api.app import create_app
-from service.api.seat_state import move_request
+from service.app import create_app
+from service.bots.seat_view import move_request
 from service.settings import Settings
 from service.store import check_match_chain
 

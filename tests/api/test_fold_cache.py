@@ -12,9 +12,9 @@ from api_harness import Account, Api, recorded_times, stored_log
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from service.api.app import create_app
-from service.api.seat_state import bot_request
+from service.app import create_app
 from service.bots import heuristic_bot, random_bot
+from service.bots.seat_view import bot_request
 from service.engine import fold
 from service.matches.folds import Folded
 from service.matches.summaries import summarise

@@ -11,9 +11,9 @@ import psycopg
 import pytest
 from api_harness import Api, events_rows
 
-from service.api.seat_state import bot_request
 from service.audit import audit_match
 from service.bots import random_bot
+from service.bots.seat_view import bot_request
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ import pytest
 from api_harness import Api, play_out
 from harness import serve_in_process
 
-from service.api.app import MAX_BODY_BYTES
+from service.app import MAX_BODY_BYTES
 from service.settings import Settings
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,7 @@ import uvicorn
 from litestar import Litestar, Request, get, post
 
 from service.api.http_protocol import MAX_HEAD_BYTES, PROTOCOL, CoalescingHttpToolsProtocol
-from service.api.serve import serve
+from service.serve import serve
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,8 @@ import pytest
 from api_harness import Account, Api, omniscient_state
 
 from schemas.events import RoundRevealed
-from service.api.seat_state import bot_request
 from service.bots import heuristic_bot, random_bot
+from service.bots.seat_view import bot_request
 from service.engine import State
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ from api_harness import Api, assert_problem, events_rows
 from harness import HandClock
 from litestar import Litestar
 
-from service.api.app import app_state
+from service.app import app_state
 from service.engine import clock, fold
 from service.store import EventStore
 

@@ -13,8 +13,8 @@ from audit_api import Account, Api, admin_token
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-import service.api.app as app_module
-from service.api.app import create_app
+import service.app as app_module
+from service.app import create_app
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 
 pytestmark = pytest.mark.anyio

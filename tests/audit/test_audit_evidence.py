@@ -26,7 +26,7 @@ from psycopg import AsyncConnection
 
 from schemas.events import CardPlayed, Event, MatchAnnulled, encode_event
 from schemas.rules import STANDARD
-from service.api.app import create_app
+from service.app import create_app
 from service.evidence.receipts import last_receipt
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 from service.store.chain import GENESIS_HASH, row_hash

@@ -16,9 +16,9 @@ from audit_forgery import Forger
 from litestar.testing import AsyncTestClient
 
 from schemas.events import decode_event
-from service.api.app import create_app
-from service.api.seat_state import bot_request
+from service.app import create_app
 from service.bots import random_bot
+from service.bots.seat_view import bot_request
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 
 pytestmark = pytest.mark.anyio

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from harness import Account
 from litestar.testing import AsyncTestClient
 
-from service.api.app import create_app
-from service.api.seat_state import bot_request
+from service.app import create_app
 from service.bots import random_bot
+from service.bots.seat_view import bot_request
 from service.evidence.keys import rotate
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 from service.verify import verify

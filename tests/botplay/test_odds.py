@@ -11,10 +11,10 @@ import pytest
 from harness import Account, Api, play_out
 from litestar import Litestar
 
-from service.api.seat_state import bot_request
 from service.botplay.odds import OddsStore, StoredOdds
 from service.bots import random_bot
 from service.bots.search import Budget
+from service.bots.seat_view import bot_request
 from service.bots.winprob import estimate, view_seed
 from service.engine import fold, view
 

@@ -13,11 +13,11 @@ from litestar import Litestar
 
 from schemas.commands import KeepCards, Pass, PlayCard
 from schemas.events import CardPlayed, CardsKept, Passed
-from service.api.seat_state import bot_request
 from service.botplay.driver import move_seed
 from service.bots import random_bot
 from service.bots.levels import LEVELS
 from service.bots.search import search
+from service.bots.seat_view import bot_request
 from service.engine import fold, view
 
 pytestmark = pytest.mark.anyio

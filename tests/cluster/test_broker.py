@@ -1,4 +1,4 @@
-"""service/broker.py against real servers: sharded pub/sub on the Redis Cluster of
+"""service/broker/pubsub.py against real servers: sharded pub/sub on the Redis Cluster of
 ``make cluster``, plain pub/sub on one Redis, and a master lost in mid-stream."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from service.broker import (
+from service.broker.channels import match_channel
+from service.broker.pubsub import (
     BadBrokerUrl,
     Broker,
     Item,
@@ -24,7 +25,6 @@ from service.broker import (
     parse_cluster_url,
 )
 from service.cluster.redis_nodes import RedisCluster
-from service.live.channels import match_channel
 
 pytestmark = pytest.mark.timeout(120)
 

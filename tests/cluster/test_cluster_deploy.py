@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from service.broker import parse_cluster_url
+from service.broker.pubsub import parse_cluster_url
 from service.cluster import proxy
 from workers.rq_cluster import hash_tag
 

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fuzz_world import World, seed, serve
 
-from service.api.app import create_app
+from service.app import create_app
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 
 

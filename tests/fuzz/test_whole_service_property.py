@@ -52,7 +52,7 @@ from live_harness import CARD, hidden_cards
 
 import service.matches.core as core_module
 from schemas.events import decode_event
-from service.api.app import app_state
+from service.app import app_state
 from service.audit import AuditInputs, build_report
 from service.audit.rows import RawRow
 from service.engine import State, clock, fold, view

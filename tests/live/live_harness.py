@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from websockets.exceptions import ConnectionClosed
 
 from schemas.events import MatchEnded
 from schemas.views import LogEntry
-from service.api.seat_state import move_request
+from service.bots.seat_view import move_request
 from service.embedded import free_port, port_is_free
 from service.engine import fold, redact
 from service.engine.state import State, slot
@@ -69,7 +70,7 @@ def serve_subprocess(settings: Settings, extra_env: dict[str, str] | None = None
             sys.executable,
             "-m",
             "uvicorn",
-            "service.api.app:create_app",
+            "service.app:create_app",
             "--factory",
             "--host",
             "127.0.0.1",
@@ -197,6 +198,23 @@ def _redis_binary() -> str:
 # ---- the HTTP driver ---------------------------------------------------------------
 
 
+async def until(holds: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    """Wait until ``holds()`` (checked every 20 ms), at most ``timeout`` seconds:
+    a test waits on the event it needs, never for a fixed while."""
+    deadline = time.monotonic() + timeout
+    while not holds():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not within {timeout:g} s: {what}")
+        await asyncio.sleep(0.02)
+
+
+async def subscribed(*watchers: _Frames, version: int) -> None:
+    """Each watcher has been sent the match up to ``version``: its stream subscribed
+    (a stream subscribes before it catches up), so no later event can pass it by."""
+    for watcher in watchers:
+        await watcher.until_version(version)
+
+
 class Driver(Api):
     """The shared test client (tests/harness.py), as the live tests' admin, that also
     plays matches one random legal command at a time."""
@@ -258,6 +276,10 @@ class Driver(Api):
                 await asyncio.sleep(pause_s)
         raise AssertionError("the match did not end")
 
+    async def version(self, match_id: str) -> int:
+        """The match's version now (as its public view says)."""
+        return int((await self.http.get(f"/api/matches/{match_id}")).json()["version"])
+
     async def watched_duel(
         self, server: str, seed: int, pause_s: float = 0.0
     ) -> tuple[str, Watcher, Watcher, int]:
@@ -267,7 +289,7 @@ class Driver(Api):
         base = f"ws://{server}/api/matches/{match_id}/ws"
         seat = await Watcher(base, headers=a.auth).start()
         spectator = await Watcher(base, hello={"kind": "hello"}).start()
-        await asyncio.sleep(0.5)  # both subscribed before the first command
+        await subscribed(seat, spectator, version=await self.version(match_id))
         await self.play_out(match_id, (a, b), random.Random(seed), pause_s=pause_s)
         final = (await self.http.get(f"/api/matches/{match_id}")).json()["version"]
         return match_id, seat, spectator, int(final)

@@ -19,17 +19,18 @@ import asyncio
 import json
 import random
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 from harness import Account
-from live_harness import Driver, SseWatcher, Watcher
+from live_harness import Driver, SseWatcher, Watcher, subscribed, until
 from secrecy_oracle import Knows, knows, leaked, over_at
 
 from schemas.events import Event
-from service.api.seat_state import move_request
-from service.live import channels
+from service.bots.seat_view import move_request
+from service.broker import channels
 from service.settings import Settings
 from service.store import EventStore
 
@@ -198,7 +199,8 @@ async def test_no_caller_sees_a_hidden_card_on_any_channel_before_at_or_after_th
             assert account is not None
             watchers[caller] = await Watcher(base, headers=account.auth).start()
     sse = await SseWatcher(f"http://{server}/api/matches/{table.match_id}/stream").start()
-    await asyncio.sleep(0.5)  # every stream has begun before the first move
+    # every stream has subscribed (it was sent the match so far) before the first move
+    await subscribed(*watchers.values(), sse, version=await driver.version(table.match_id))
 
     await _play(driver, table, random.Random(SEEDS[setting]))
     events, seed = await _truth(store, table.match_id)
@@ -228,20 +230,34 @@ async def test_the_broker_never_carries_a_hidden_card(
     pubsub = client.pubsub()
     await pubsub.psubscribe(channels.pattern(prefix))
     messages: list[str] = []
+    listening = asyncio.Event()
 
     async def listen() -> None:
         while True:
             message = await pubsub.get_message(timeout=1.0)
+            if message is not None and message["type"] == "psubscribe":
+                listening.set()
             if message is not None and message["type"] == "pmessage":
                 data = message["data"]
                 messages.append(data.decode() if isinstance(data, bytes) else data)
 
+    def heard_the_end(match_id: str, version: int) -> bool:
+        """Both hints of the match's last append reached the subscriber: its events'
+        and (published after them) its lobby summary."""
+        hints = [json.loads(m) for m in messages if match_id in m]
+        return any(h.get("last_version") == version for h in hints) and any(
+            h.get("kind") == "lobby" and h.get("version") == version for h in hints
+        )
+
     listener = asyncio.create_task(listen())
     try:
+        await asyncio.wait_for(listening.wait(), 10)
         tables = [await _table(driver, "plain"), await _table(driver, "hidden")]
         for i, table in enumerate(tables):
             await _play_quietly(driver, table, random.Random(i))
-        await asyncio.sleep(0.5)
+        for table in tables:
+            final = await driver.version(table.match_id)
+            await until(partial(heard_the_end, table.match_id, final), "the broker's last hints")
     finally:
         listener.cancel()
         await asyncio.gather(listener, return_exceptions=True)

@@ -5,14 +5,21 @@ views use, so a frame and a view measured at one instant agree)."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 from datetime import datetime
+from functools import partial
 
 import pytest
-from live_harness import Driver, Watcher
+from live_harness import Driver, Watcher, subscribed, until
 
 pytestmark = pytest.mark.anyio
+
+
+def _has_clocks_of(watcher: Watcher, version: int) -> bool:
+    return any(
+        r.frame["kind"] == "clocks" and r.frame["version"] == version for r in watcher.frames
+    )
+
 
 CLOCK = {"kind": "real_time", "base_s": 300, "increment_s": 2, "no_show_s": 120}
 
@@ -24,14 +31,14 @@ async def test_every_viewer_gets_the_clocks_after_each_append_and_an_untimed_mat
     base = f"ws://{server}/api/matches/{match_id}/ws"
     seat = await Watcher(base, headers=a.auth).start()
     spectator = await Watcher(base, hello={"kind": "hello"}).start()
-    await asyncio.sleep(0.5)
+    await subscribed(seat, spectator, version=await driver.version(match_id))
     rng = random.Random(4)
     for _ in range(6):
         assert await driver.step(match_id, (a, b), rng) > 0
     final = (await driver.http.get(f"/api/matches/{match_id}")).json()
     for watcher in (seat, spectator):
-        await watcher.until_version(final["version"])
-    await asyncio.sleep(0.3)  # the clocks frame follows its append's events
+        # the clocks frame follows its append's events
+        await until(partial(_has_clocks_of, watcher, final["version"]), "the last append's clocks")
     await seat.close()
     await spectator.close()
 
@@ -62,8 +69,13 @@ async def test_every_viewer_gets_the_clocks_after_each_append_and_an_untimed_mat
 
     untimed, c, d = await driver.new_match("duel")
     plain = await Watcher(f"ws://{server}/api/matches/{untimed}/ws", headers=c.auth).start()
-    await asyncio.sleep(0.3)
+    await subscribed(plain, version=await driver.version(untimed))
     await driver.step(untimed, (c, d), rng)
-    await plain.until_version((await driver.http.get(f"/api/matches/{untimed}")).json()["version"])
+    first = await driver.version(untimed)
+    await driver.step(untimed, (c, d), rng)
+    # Frames come in order: once the second append's events are here, a clocks
+    # frame of the first append (which would follow its events) would be too.
+    await plain.until_version(await driver.version(untimed))
     await plain.close()
+    assert first < plain.last_version
     assert not [r for r in plain.frames if r.frame["kind"] == "clocks"]

@@ -19,7 +19,7 @@ from live_harness import WAIT_S, Driver, SeatSocket, serve_in_process
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from service.api.app import app_state, create_app
+from service.app import app_state, create_app
 from service.engine import clock, fold
 from service.settings import Settings
 from service.store import EventStore

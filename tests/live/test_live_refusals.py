@@ -94,7 +94,7 @@ async def test_matcha_api_closes_a_socket_that_sends_an_oversized_message(
     from websockets.asyncio.client import connect
     from websockets.exceptions import ConnectionClosed
 
-    from service.api.serve import WS_MAX_MESSAGE_BYTES
+    from service.api.http_protocol import WS_MAX_MESSAGE_BYTES
     from service.embedded import free_port
 
     match_id, _, _ = await driver.new_match()  # migrated and holding a match

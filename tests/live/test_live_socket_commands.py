@@ -12,7 +12,7 @@ from harness import Account
 from live_harness import Driver, SeatSocket, expected_live_log
 
 from schemas.events import MatchCreated
-from service.api.seat_state import move_request
+from service.bots.seat_view import move_request
 from service.store import EventStore
 
 pytestmark = pytest.mark.anyio

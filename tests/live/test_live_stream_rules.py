@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from live_harness import Driver, Watcher
 
+from service.broker.hints import EventsHint
+from service.broker.publish import events_hint
 from service.live.config import LiveSettings
 from service.live.hub import Hub
-from service.live.publish import events_hint
 from service.live.render import FrameCache
 from service.live.routes import _send_frames, _Sending
 from service.live.stream import Lagging, Outbound, ViewerStream
-from service.live.wire import EventsHint
 from service.matches import Seen
 from service.store import EventStore
 

@@ -12,9 +12,9 @@ import pytest
 from schemas.events import Event, MatchCreated
 from schemas.rules import DEFAULT_TERMS, STANDARD
 from service.bots import heuristic_bot, random_bot
+from service.broker.hints import LobbySummary
+from service.broker.publish import Publisher, lobby_summary
 from service.engine.selfplay import play_match
-from service.live.publish import Publisher, lobby_summary
-from service.live.wire import LobbySummary
 from service.matches import Committed, MatchFacts
 
 pytestmark = pytest.mark.anyio

@@ -19,9 +19,9 @@ from harness import Account, Api, play_out
 from redis import Redis
 from rq.job import Job
 
+from service.broker.jobs import queue
 from service.embedded import free_port
-from workers.queue import queue
-from workers.replays import build_from_log
+from service.replays import build_from_log
 
 from .processes import (
     ADMIN_TOKEN,

@@ -147,7 +147,7 @@ def test_a_match_played_on_one_process_is_watched_on_another_and_the_worker_rate
                 "-m",
                 "uvicorn",
                 "--factory",
-                "service.api.app:create_app",
+                "service.app:create_app",
                 "--host",
                 "127.0.0.1",
                 "--port",
@@ -171,7 +171,13 @@ def test_a_match_played_on_one_process_is_watched_on_another_and_the_worker_rate
             watcher = asyncio.create_task(
                 _watch(b, match_id, seat1.token, seen, ended, final_version)
             )
-            await asyncio.sleep(0.5)  # B has subscribed before the first move
+            # B has subscribed before the first move: its stream (which subscribes,
+            # then catches up) has sent the match as it stands
+            deadline = time.monotonic() + 30
+            while not seen or seen[-1] < start_version:
+                assert time.monotonic() < deadline, "B's stream never caught up"
+                assert not watcher.done(), "B's stream ended"
+                await asyncio.sleep(0.02)
             final = await play_out(api, match_id, (seat0, seat1), random.Random(11))
             final_version["version"] = final["version"]
             if seen and seen[-1] >= final["version"]:

@@ -19,8 +19,8 @@ from rq.job import Job
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from service.broker.jobs import queue, redis_client
 from service.embedded import free_port
-from workers.queue import queue, redis_client
 
 from .processes import ADMIN_TOKEN, Service, service_database, service_env, wait_for, wait_ready
 
@@ -190,8 +190,22 @@ def test_sigterm_stops_a_worker_in_the_middle_of_a_job_within_10_s_and_the_job_r
         assert worker.poll() is None, service.log("worker")
         return job.get_status(refresh=True) == "started"
 
+    def pausing() -> bool:
+        """The job holds its ladder's lock in an open transaction: inside its pause."""
+        with psycopg.connect(app_url, autocommit=True) as conn:
+            return (
+                conn.execute(
+                    "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+                    " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                    " AND a.datname = current_database() AND a.state = 'idle in transaction'"
+                    " AND ((l.classid::bigint << 32) | l.objid::bigint)"
+                    "   = hashtextextended('matcha.ladder-ratings.' || 'slow', 0)"
+                ).fetchone()
+                is not None
+            )
+
     wait_for(running, 60, "the job started")
-    time.sleep(0.5)  # well inside the job's pause
+    wait_for(pausing, 60, "the job is inside its pause")
     started = time.monotonic()
     worker.send_signal(signal.SIGTERM)
     with contextlib.suppress(Exception):

@@ -10,7 +10,7 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from tournament_harness import ADMIN_TOKEN, TournamentApi
 
-from service.api.app import create_app
+from service.app import create_app
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 
 

@@ -20,8 +20,8 @@ from schemas.tournaments import (
     StartTournament,
     Swiss,
 )
-from service.api.match_routes import ResignBody, seat_maker
 from service.matches import MatchCore
+from service.matches.seats import ResignBody, seat_maker
 from service.store import EventStore
 from service.store.db import open_pool
 from service.tournaments import match_adapter

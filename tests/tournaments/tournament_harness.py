@@ -144,7 +144,7 @@ class ApiProcess:
                 sys.executable,
                 "-m",
                 "uvicorn",
-                "service.api.app:create_app",
+                "service.app:create_app",
                 "--factory",
                 "--host",
                 "127.0.0.1",

@@ -17,8 +17,8 @@ import pytest
 from web_pages import VIEWPORTS, serious_a11y_violations, sign_in_as, uncovered
 from web_server import Api
 
-from service.api.seat_state import bot_request
 from service.bots import heuristic_bot, random_bot
+from service.bots.seat_view import bot_request
 from workers.ratings import update_ladder
 
 pytestmark = pytest.mark.browser

@@ -12,7 +12,7 @@ import pytest
 from web_pages import serious_a11y_violations, sign_in_as
 from web_server import Api
 
-from service.api.seat_state import move_request
+from service.bots.seat_view import move_request
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import httpx
 import uvicorn
 
-from service.api.app import create_app
+from service.app import create_app
 from service.embedded import free_port
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 

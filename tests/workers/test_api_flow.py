@@ -21,11 +21,11 @@ from redis import Redis
 from rq import SimpleWorker
 from workers_harness import hand_elo
 
-from service.api.app import create_app
+from service.app import create_app
+from service.broker.jobs import queues
+from service.replays import build_from_log
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 from workers.projections import catch_up_all
-from workers.queue import queues
-from workers.replays import build_from_log
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -7,14 +7,14 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workers.ratings.elo import (
+from service.ratings.elo import (
     DEFAULT_SETTINGS,
     EloRatings,
     EloSettings,
     expected_score,
     recompute,
 )
-from workers.ratings.settings import settings_from_json
+from service.ratings.settings import settings_from_json
 
 
 def hand_elo(r: float, opp: float, score: float, k: float) -> float:

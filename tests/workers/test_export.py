@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from workers_harness import finish_match, new_ladder
 
+from service.replays import check_record, decode_record
 from service.store import EventStore
 from workers.export import export
-from workers.replays import check_record, decode_record
 
 pytestmark = pytest.mark.anyio
 
@@ -52,12 +52,3 @@ async def test_export_appends_only_new_matches_and_survives_a_torn_line(
         ).exit_code
         != 0
     )
-
-
-def test_an_end_or_what_follows_it_wakes_the_runners_and_moves_do_not() -> None:
-    from workers.projections.wake import wakes
-
-    assert wakes(["card_played", "round_revealed", "match_ended"])
-    assert wakes(["match_annulled"]) and wakes(["dispute_filed"]) and wakes(["dispute_decided"])
-    assert not wakes(["card_played", "passed"])
-    assert not wakes(["match_created", "hand_dealt", "hand_ended", "cards_kept"])

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workers.ratings import glicko2
+from service.ratings import glicko2
+from service.ratings.glicko2 import Glicko2Ratings, Glicko2Settings
 from workers.ratings.codes import code_of
 from workers.ratings.elo_fold import Roster
-from workers.ratings.glicko2 import Glicko2Ratings, Glicko2Settings
 from workers.ratings.glicko2_fold import Boundary, history_columns, rate_periods, table_row
 
 # Mark Glickman, "Example of the Glicko-2 system" (glicko.net, 2013): a player
@@ -151,7 +151,7 @@ def test_expected_scores_of_two_players_add_up_to_one_and_favour_the_higher() ->
 def test_settings_are_checked_by_name() -> None:
     import msgspec
 
-    from workers.ratings.settings import settings_from_json
+    from service.ratings.settings import settings_from_json
 
     s = settings_from_json({"system": "glicko2", "tau": 0.3})
     assert isinstance(s, Glicko2Settings) and s.tau == 0.3 and s.provisional_rd == 110.0

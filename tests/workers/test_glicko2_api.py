@@ -15,11 +15,11 @@ from litestar.testing import AsyncTestClient
 from redis import Redis
 from rq import SimpleWorker
 
-from service.api.app import create_app
+from service.app import create_app
+from service.broker.jobs import queues
+from service.ratings import glicko2
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 from workers.projections import catch_up_all
-from workers.queue import queues
-from workers.ratings import glicko2
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -18,7 +18,9 @@ from redis.asyncio import Redis as AsyncRedis
 from workers_harness import finish_match, hand_elo, new_ladder, played_log, store_log, table
 
 from schemas.events import decode_event
+from service.broker.wake import hint
 from service.matches.summaries import summarise
+from service.replays import build_from_log
 from service.store import EventStore
 from workers.projections import (
     ArchivesProjection,
@@ -29,11 +31,19 @@ from workers.projections import (
 )
 from workers.projections import positions as runner_rows
 from workers.projections.runner import start
-from workers.projections.wake import Listener, hint
+from workers.projections.wake import Listener
 from workers.projections.wake import start as start_listener
-from workers.replays import build_from_log
 
 pytestmark = pytest.mark.anyio
+
+
+def _waiting_for_a_lock(conn: psycopg.Connection) -> bool:
+    """Some session of this database waits for an advisory lock (another holds it)."""
+    row = conn.execute(
+        "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        " WHERE l.locktype = 'advisory' AND NOT l.granted AND a.datname = current_database()"
+    ).fetchone()
+    return row is not None
 
 
 def _archives(conn: psycopg.Connection) -> dict[str, bytes]:
@@ -331,8 +341,12 @@ async def test_an_event_that_commits_after_a_later_one_is_never_skipped(
         runner = Runner(ArchivesProjection(), database_url, stop=stop)
         passing = threading.Thread(target=runner.catch_up)
         passing.start()
-        await asyncio.sleep(1.0)
         # The pass waits for the append in flight instead of applying past it.
+        deadline = time.monotonic() + 10
+        while not _waiting_for_a_lock(conn):
+            assert time.monotonic() < deadline, "the pass never waited at the barrier"
+            assert passing.is_alive(), "the pass ended without waiting for the append"
+            await asyncio.sleep(0.02)
         assert passing.is_alive() and _archives(conn) == {}
         late.commit()
         passing.join(20)

@@ -6,7 +6,7 @@ import signal
 
 from redis import Redis
 
-from workers.queue import enqueue_ladder_update, fetch_job, queue, queues
+from service.broker.jobs import enqueue_ladder_update, fetch_job, queue, queues
 
 
 def test_a_ladder_update_asked_for_again_while_it_waits_is_the_same_job(

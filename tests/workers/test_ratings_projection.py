@@ -22,8 +22,8 @@ from workers_harness import (
     table,
 )
 
+from service.broker.jobs import enqueue_ladder_update, queues
 from service.store import EventStore
-from workers.queue import enqueue_ladder_update, queues
 from workers.ratings import apply_ladder
 
 pytestmark = pytest.mark.anyio
@@ -212,16 +212,19 @@ async def test_two_jobs_of_one_ladder_never_interleave(
     runner = threading.Thread(target=first)
     runner.start()
     deadline = time.monotonic() + 10
-    while (
-        time.monotonic() < deadline
-        and not conn.execute(
-            "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-            " WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()"
-            " AND a.state = 'idle in transaction'"
-        ).fetchone()
-    ):
+    # The first job holds this ladder's lock (a 64-bit advisory key: pg_locks shows
+    # its high and low halves), not merely some other lock on its way there.
+    while not conn.execute(
+        "SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted"
+        " AND l.objsubid = 1 AND l.database = (SELECT oid FROM pg_database"
+        "   WHERE datname = current_database())"
+        " AND ((l.classid::bigint << 32) | l.objid::bigint)"
+        "   = hashtextextended('matcha.ladder-ratings.' || %s, 0)",
+        (ladder_id,),
+    ).fetchone():
+        assert time.monotonic() < deadline, "the first job never took the ladder's lock"
+        assert runner.is_alive(), "the first job ended before it was seen holding the lock"
         time.sleep(0.02)
-    time.sleep(0.2)
     # ... so a second one waits for it, then finds nothing new to apply.
     started = time.monotonic()
     second = apply_ladder(conn, ladder_id)

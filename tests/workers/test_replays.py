@@ -19,8 +19,7 @@ from service.engine import evolve, initial_state
 from service.engine.decide import run
 from service.engine.state import Table
 from service.engine.turns import must_keep
-from service.store.chain import GENESIS_HASH, format_recorded_at, row_hash
-from workers.replays import (
+from service.replays import (
     MatchRecord,
     RecordedEvent,
     build_frames,
@@ -33,6 +32,7 @@ from workers.replays import (
     pack_states,
     record_of_events,
 )
+from service.store.chain import GENESIS_HASH, format_recorded_at, row_hash
 
 
 def self_play(seed: int, match_id: str) -> tuple[list, list[str]]:
@@ -218,7 +218,8 @@ async def test_a_batch_build_stores_exactly_the_archives_single_builds_store(
 ) -> None:
     from workers_harness import new_ladder
 
-    from workers.replays import batch, build_archive, build_archives, record_from_log
+    from service.replays import record_from_log
+    from workers.replays import batch, build_archive, build_archives
 
     monkeypatch.setattr(batch, "ARCHIVE_FIRST_BATCH", 1)  # batches of 1, 3, 3
 

@@ -23,12 +23,12 @@ from test_ratings_projection import glicko_histories, glicko_state
 from workers_harness import histories, insert_result, table
 
 from schemas.seasons import LadderEvent, StandingsFrozen
-from service.api.app import create_app
+from service.app import create_app
+from service.broker.jobs import queues
 from service.seasons import engine
 from service.seasons.stream import LADDER_EVENTS
 from service.settings import ApiSettings, DatabaseSettings, RedisSettings, Settings
 from service.store.ops import run
-from workers.queue import queues
 from workers.ratings import apply_ladder
 
 pytestmark = pytest.mark.anyio

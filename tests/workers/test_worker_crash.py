@@ -17,9 +17,9 @@ from redis import Redis
 from rq.job import Job
 from workers_harness import finish_match, hand_elo, new_ladder, table
 
+from service.broker.jobs import queue
 from service.store import EventStore
 from workers.projections import RatingsProjection
-from workers.queue import queue
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

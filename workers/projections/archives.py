@@ -3,7 +3,7 @@
 A pass reads the events that end a match or come after its end (a dispute, a
 decision, an annulment: ``log.AFTER_PLAY_TYPES``) after the runner's
 position, builds the archive of each match they belong to from its whole log
-(``workers.replays``: the one loader, the one build, the one upsert) and
+(``service.replays``: the one loader, the one build, the one upsert) and
 stores the archives and the new position in one transaction. Building an
 archive twice gives the same bytes, so a pass that is repeated (a worker
 killed before its commit) changes nothing.
@@ -19,11 +19,11 @@ from typing import Any
 
 import psycopg
 
+from service.replays import build_batch, load_logs, store_archives
 from service.store import matchlog
 from service.store.ops import run
 from workers.projections.log import AFTER_PLAY_TYPES
 from workers.projections.runner import Step
-from workers.replays import build_batch, load_logs, store_archives
 
 MATCHES_PER_PASS = 50
 """Matches built in one transaction: their archives become visible together, so a

@@ -27,6 +27,7 @@ import psycopg
 
 from service.store import matchlog
 from service.store.ops import run
+from workers import ratings  # the ratings job: ratings.update_ladder, its public function
 from workers.projections.runner import Step
 
 log = logging.getLogger("matcha.workers.projections")
@@ -59,12 +60,10 @@ class RatingsProjection:
         return self._update(behind)
 
     def _update(self, ladders: list[str]) -> int:
-        from workers.ratings import update_ladder  # the ratings job's public function
-
         updated = 0
         for ladder_id in ladders:
             try:
-                update_ladder(ladder_id, database_url=self.database_url)
+                ratings.update_ladder(ladder_id, database_url=self.database_url)
             except psycopg.OperationalError:
                 raise  # the database is away: the whole pass is tried again
             except Exception:  # one ladder the job trips on must not hold up the others

@@ -1,8 +1,8 @@
 """Hints that there is work: a match ended (or something followed its end).
 
 The API publishes one on ``<prefix>:projections`` after a commit whose events
-change an archive or a rating (``hint``, an after-commit hook of
-``workers.queue``); every worker subscribes (``Listener``) and wakes its
+change an archive or a rating (``service.broker.wake``, an after-commit hook);
+every worker subscribes (``Listener``) and wakes its
 runners, which then read the log. A hint carries only the match id, and is
 only ever a hint: one that is lost (Redis down, the API killed between its
 commit and its publish) costs the runners' poll interval, never the work.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from redis import Redis
@@ -29,25 +29,9 @@ from tenacity import (
     wait_random,
 )
 
-from workers.projections.log import AFTER_PLAY_TYPES
+from service.broker.channels import projections_channel
 
 log = logging.getLogger("matcha.workers.wake")
-
-_WAKING = frozenset(AFTER_PLAY_TYPES)
-
-
-def channel(prefix: str) -> str:
-    return f"{prefix}:projections"
-
-
-def wakes(types: Sequence[str]) -> bool:
-    """Whether events of these types are work for a projection runner."""
-    return not _WAKING.isdisjoint(types)
-
-
-async def hint(redis: Any, prefix: str, match_id: str) -> None:
-    """Publish the hint (``redis``: an async client). Raises what Redis raises."""
-    await redis.publish(channel(prefix), match_id)
 
 
 class Listener:
@@ -67,7 +51,7 @@ class Listener:
         listen_timeout_s: float = 1.0,
         channel_name: str | None = None,
     ) -> None:
-        self.channel_name = channel_name or channel(prefix)
+        self.channel_name = channel_name or projections_channel(prefix)
         """The channel listened to (the projections' by default; the clocks' too)."""
         self.redis_url = redis_url
         self.prefix = prefix

@@ -5,12 +5,13 @@ One idea per module:
 * ``job``: ``update_ladder(ladder_id)``, the RQ job (incremental or full), and
   ``move_seasons(ladder_id)``, the scheduled job that starts and ends seasons;
 * ``seasons``: the season moves of a ladder and the freezing of its standings;
-* ``elo``, ``glicko2``: the two rating systems, pure, one result at a time;
 * ``elo_fold``, ``glicko2_fold``: the recompute's hot loops (same bits);
 * ``reads``, ``recompute``, ``increment``, ``copy_out``, ``layout``, ``codes``:
   reading the log, the two paths, writing the tables.
 
-docs/ratings.md explains them. The names other parts import are re-exported here.
+The rating systems themselves (Elo, Glicko-2, a ladder's settings) are pure math
+the API shows too: ``service.ratings``. docs/ratings.md explains them. The names
+other parts import are re-exported here.
 """
 
 from workers.ratings.elo_fold import Roster, SelfMatchError, rate_chunks, rate_results

@@ -16,7 +16,7 @@ from typing import Any, TypeAlias
 import psycopg
 from psycopg.copy import QueuedLibpqWriter
 
-from workers.ratings.elo import EloSettings
+from service.ratings.elo import EloSettings
 from workers.ratings.elo_fold import Fold, befores, folded_table, reset_entries
 from workers.ratings.layout import (
     ARRAY_HEADER,

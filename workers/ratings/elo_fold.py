@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from operator import eq
 from typing import Any, NamedTuple
 
+from service.ratings.elo import EloSettings, soft_reset
 from workers.ratings.codes import code_of, tally
-from workers.ratings.elo import EloSettings, soft_reset
 from workers.ratings.layout import little_endian
 
 Chunk = tuple[list[int], list[int], list[float], list[int], list[int]]

@@ -24,9 +24,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from service.ratings.glicko2 import SCALE, Glicko2Settings, g, new_volatility, soft_reset
 from workers.ratings.codes import tally
 from workers.ratings.elo_fold import SelfMatchError
-from workers.ratings.glicko2 import SCALE, Glicko2Settings, g, new_volatility, soft_reset
 from workers.ratings.layout import little_endian
 
 

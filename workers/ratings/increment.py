@@ -12,11 +12,11 @@ from typing import Any
 import psycopg
 
 from service.evidence.guard import forged_results
+from service.ratings import elo, glicko2
+from service.ratings.settings import RatingSettings
 from service.store import matchlog
 from service.store.ops import run
-from workers.ratings import elo, glicko2
 from workers.ratings.recompute import GLICKO_COLUMNS, Boundaries
-from workers.ratings.settings import RatingSettings
 
 _ELO_COLUMNS = (
     "player_id, rating, games, wins, draws, losses, peak, reached_master, provisional, timeouts"

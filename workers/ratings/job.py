@@ -28,6 +28,7 @@ from typing import Any
 
 import psycopg
 
+from service.ratings.settings import settings_from_json
 from service.seasons import engine
 from service.seasons import service as seasons_core
 from service.store import matchlog
@@ -36,7 +37,6 @@ from workers import db
 from workers.ratings import seasons
 from workers.ratings.increment import increment
 from workers.ratings.recompute import Progress, recompute
-from workers.ratings.settings import settings_from_json
 
 log = logging.getLogger("matcha.workers.ratings")
 

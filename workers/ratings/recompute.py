@@ -22,6 +22,9 @@ from typing import Any
 import psycopg
 
 from service.evidence.guard import forged_results
+from service.ratings.elo import EloSettings
+from service.ratings.glicko2 import Glicko2Settings
+from service.ratings.settings import RatingSettings
 from workers.ratings import reads
 from workers.ratings.codes import ABORTED, FLIP_OF_CODE, SCORE_OF_CODE
 from workers.ratings.copy_out import (
@@ -30,11 +33,8 @@ from workers.ratings.copy_out import (
     write_elo,
     write_history_blocks,
 )
-from workers.ratings.elo import EloSettings
 from workers.ratings.elo_fold import Reset, Roster, SelfMatchError, rate_chunks
-from workers.ratings.glicko2 import Glicko2Settings
 from workers.ratings.glicko2_fold import Boundary, history_block, rate_periods, table_row
-from workers.ratings.settings import RatingSettings
 
 log = logging.getLogger("matcha.workers.ratings")
 

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from service.replays.archive import BuiltArchive, build_batch
+from service.replays.store import load_logs, store_archives
 from workers import db
-from workers.replays.archive import BuiltArchive, build_batch
-from workers.replays.store import load_logs, store_archives
 
 ARCHIVE_BATCH = 50
 """Matches per round trip when many archives are built at once (``build_archives``)."""

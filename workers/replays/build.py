@@ -2,7 +2,7 @@
 
 The archives projection (``workers.projections.archives``) keeps every archive
 current by itself; this job is for an operator who wants one archive built now
-(``workers.queue.enqueue_archive``). Safe to run twice: the upsert keeps the
+(``service.broker.jobs.enqueue_archive``). Safe to run twice: the upsert keeps the
 newest archive.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.replays.store import build_from_log, store_archives
 from workers import db
-from workers.replays.store import build_from_log, store_archives
 
 
 def build_archive(match_id: str, *, database_url: str | None = None) -> dict[str, Any]:

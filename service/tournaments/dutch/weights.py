@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from enum import IntEnum
 
 from service.tournaments.dutch.card import ABSOLUTE, STRONG, Card
+from service.tournaments.dutch.colours import seat_of_higher
 
 
 class Role(IntEnum):
@@ -152,8 +153,6 @@ def _higher_lower(a: Card, b: Card) -> tuple[Card, Card]:
 
 def _colour_outcome(a: Card, b: Card) -> tuple[list[int], list[bool]]:
     """Each player's colour difference after this pairing, and whether it is a third same seat."""
-    from service.tournaments.dutch.colours import seat_of_higher
-
     higher, lower = _higher_lower(a, b)
     seat = seat_of_higher(higher, lower)
     out_d = []

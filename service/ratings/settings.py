@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from workers.ratings.elo import EloSettings
-from workers.ratings.glicko2 import Glicko2Settings
+from service.ratings.elo import EloSettings
+from service.ratings.glicko2 import Glicko2Settings
+
+RatingSystem: TypeAlias = Literal["elo", "glicko2"]
 
 RatingSettings: TypeAlias = EloSettings | Glicko2Settings
 """Tagged by ``system`` ("elo" when the JSON has none: ladders made before Glicko-2)."""

@@ -15,8 +15,8 @@ import msgspec
 import psycopg
 from psycopg import AsyncConnection
 
+from service.replays.record import Headers, MatchRecord
 from service.store import matchlog
-from workers.replays.record import Headers, MatchRecord
 
 RATINGS_OF_MATCH = f"""
 SELECT h.player_id, h.before[k.i], h.after[k.i]

@@ -1,6 +1,9 @@
-"""The Litestar application: ``create_app(settings) -> Litestar``.
+"""The composition root of an API process: ``create_app(settings) -> Litestar``.
 
-Wired by import, in one place: ``ROUTES`` (every part's route handlers),
+The one module that holds every adapter at once (the HTTP API, the live
+streams, bot play, the web client, the tournaments' and the evidence's
+routes), none of which imports another. Wired by import, in one place:
+``ROUTES`` (every part's route handlers),
 ``ON_STARTUP`` (what each part registers once the core is up: its
 after-commit hooks, its background tasks), ``PLUGINS`` (parts that add
 middleware: ops, live). Tests and scripts can also call
@@ -31,6 +34,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins import InitPluginProtocol
 from litestar.types import ControllerRouterHandler
 
+from service.accounts.players import TokenCache, bootstrap_admin
 from service.api import (
     admin,
     dispute_queue,
@@ -45,18 +49,21 @@ from service.api import (
     replays,
     seasons,
 )
-from service.api.auth import TokenCache
 from service.api.deps import DEPENDENCIES
 from service.api.docs_assets import swagger_plugin
 from service.api.errors import EXCEPTION_HANDLERS, document_problems
 from service.api.openapi_doc import ArrayLikeStructs, HomogeneousTuples, add_links
+from service.api.shutdown import close_all
 from service.botplay.plugin import BotPlayPlugin
+from service.broker.wake import clocks_hint_hook, projections_hint_hook
 from service.evidence import plugin as evidence_plugin
 from service.evidence import routes as evidence_routes
+from service.ladders import ladder_terms
 from service.live.plugin import LivePlugin
 from service.matches import MatchCore
 from service.matches.summaries import catch_up_match_summaries
 from service.ops import OpsPlugin
+from service.ops.faults import kill_after_commit_hook
 from service.ops.instrument import instrument_app
 from service.settings import Settings, load_settings
 from service.store import EventStore, apply_migrations, open_pool
@@ -64,7 +71,6 @@ from service.tournaments import routes as tournament_routes
 from service.tournaments.plugin import TournamentPlugin
 from service.web import routes as web_routes
 from service.web import seasons_page
-from workers import queue as worker_queue
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -109,10 +115,27 @@ ROUTES: list[ControllerRouterHandler] = [
 ]
 """Route handlers mounted on every app."""
 
+
+def hint_the_workers(app: Litestar) -> None:
+    """The after-commit hooks that wake the workers (``service.broker.wake``): the
+    projection runners after a match ends, the clock sweepers after a timed match
+    moves; first of all, the fault injection's hook when a test asks for it."""
+    hooks = app.state.matches.after_commit
+    fault = kill_after_commit_hook()
+    if fault is not None:
+        hooks.insert(0, fault)  # first: no hook may run before it
+    if app.state.redis is None:
+        log.warning("REDIS_URL is not set: the workers find new results by polling the log")
+        return
+    prefix = app.state.settings.redis.prefix
+    hooks.append(projections_hint_hook(app.state.redis, prefix))
+    hooks.append(clocks_hint_hook(app.state.redis, prefix))
+
+
 ON_STARTUP: list[Callable[[Litestar], Awaitable[None] | None]] = [
     admin.on_startup,
     instrument_app,
-    worker_queue.on_startup,
+    hint_the_workers,
     evidence_plugin.on_startup,
 ]
 """Called as ``fn(app)`` at start, after ``app.state`` is ready (in this order)."""
@@ -200,8 +223,6 @@ def _tune_gc() -> None:
 
 @asynccontextmanager
 async def _lifespan(app: Litestar) -> AsyncIterator[None]:
-    from service.api.auth import bootstrap_admin
-
     settings: Settings = app.state.settings
     url = settings.database.url
     if not url:
@@ -217,7 +238,7 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         app.state.pool = pool
         app.state.store = store
         app.state.redis = redis
-        app.state.matches = MatchCore(store, ladder_terms=ladders.ladder_terms(pool))
+        app.state.matches = MatchCore(store, ladder_terms=ladder_terms(pool))
         async with pool.connection() as conn:
             if settings.api.admin_token:
                 await bootstrap_admin(conn, settings.api.admin_name, settings.api.admin_token)
@@ -231,8 +252,6 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         _tune_gc()
         yield
     finally:
-        from service.api.shutdown import close_all
-
         # Each step bounded (service/api/shutdown.py): a broker or database that
         # stopped answering must not keep the process from exiting.
         steps = [("the pool", lambda: pool.close(timeout=2.0))]

@@ -3,7 +3,8 @@
 Best effort by design: the events table is the truth and every stream checks
 it, so a publish that fails is logged and counted and never fails the command
 that caused it. A hint carries the new events only as the public may see
-them (``public_events``): the broker never holds a hidden card, and the
+them (``public_events``: the policy's ``public_sight``, applied by the
+engine's ``redact``): the broker never holds a hidden card, and the
 spectators' frames are made from it without a read; a seat's or an
 administrator's stream reads its own events from the store.
 """
@@ -24,11 +25,11 @@ from schemas.events import (
     MatchEnded,
     RoundRevealed,
 )
+from service.broker import channels, metrics
+from service.broker.hints import EventsHint, LobbySummary, WireEvent, hint_encoder
 from service.cache import Bounded
 from service.engine import redact
-from service.live import channels, metrics
-from service.live.wire import EventsHint, LobbySummary, WireEvent, hint_encoder
-from service.matches import Committed
+from service.matches import Committed, MatchFacts, public_sight
 from service.matches.summaries import summarise
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ LOG_CACHE_SIZE = 1_000
 
 
 class StoredLike(Protocol):
-    """The part of ``service.store.StoredEvent`` live play reads."""
+    """The part of ``service.store.StoredEvent`` a hint (and live play) reads."""
 
     @property
     def version(self) -> int: ...
@@ -54,19 +55,24 @@ class StoredLike(Protocol):
 
 
 def public_events(
-    stored: Sequence[StoredLike], *, hide: bool, over_before: bool
+    stored: Sequence[StoredLike], facts: MatchFacts | None, *, over_before: bool
 ) -> tuple[WireEvent, ...]:
-    """``stored`` (one match's next events, in order) as an anonymous spectator may
-    see each: redacted as the match stood then (over from its end or annulment on)."""
+    """``stored`` (one match's next events, in order) as the public may see each
+    (``public_sight``): redacted as the match stood then (over from its end or
+    annulment on). ``facts`` None: no terms known, every hand hidden."""
+    sights = (public_sight(facts, over=False), public_sight(facts, over=True))
     out: list[WireEvent] = []
     over = over_before
     for s in sorted(stored, key=lambda s: s.version):
         over = over or isinstance(s.event, MatchEnded | MatchAnnulled)
+        sight = sights[over]
         out.append(
             WireEvent(
                 version=s.version,
                 recorded_at=s.recorded_at,
-                event=redact(s.event, "spectator", match_over=over, hide_hands_in_replay=hide),
+                event=redact(
+                    s.event, sight.viewer, match_over=over, hide_hands_in_replay=sight.hide
+                ),
                 actor=getattr(s, "actor", None),
                 position=getattr(s, "position", None),
             )
@@ -81,12 +87,12 @@ class Loader(Protocol):
 def events_hint(
     match_id: str,
     stored: Sequence[StoredLike],
+    facts: MatchFacts | None = None,
     *,
-    hide: bool = False,
     over_before: bool = False,
     clocks: Clocks | None = None,
 ) -> EventsHint:
-    events = public_events(stored, hide=hide, over_before=over_before)
+    events = public_events(stored, facts, over_before=over_before)
     return EventsHint(
         match_id=match_id,
         first_version=events[0].version,
@@ -152,7 +158,7 @@ class Publisher:
         hint = events_hint(
             match_id,
             stored_events,
-            hide=committed.facts.terms.hide_hands_in_replay,
+            committed.facts,
             over_before=committed.over_before,
             clocks=committed.clocks,
         )

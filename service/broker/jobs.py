@@ -1,14 +1,16 @@
-"""The workers' RQ queues, and the API's after-commit hook that wakes the runners.
+"""The workers' RQ queues: what the API enqueues and the workers take.
 
 End-of-match work is not queued: the projection runners of every worker
-follow the log (``workers.projections``), and the API's hook only publishes a
-hint that something ended (``make_hook``), so a lost hint or a lost queue
-delays nothing by more than the runners' poll interval.
+follow the log (``workers.projections``), and the API only publishes a hint
+that something ended (``service.broker.wake``), so a lost hint or a lost
+queue delays nothing by more than the runners' poll interval.
 
-RQ carries the work an operator asks for, each queue named with
-``settings.redis.prefix`` so tests and tenants never share one:
-``<prefix>-ratings`` (``workers.ratings.update_ladder``: an admin's full
-recompute with its progress, an annulled match's ladder) and
+A job is named by its dotted path (``"workers.ratings.update_ladder"``), so
+the API enqueues it without importing the workers. RQ carries the work an
+operator asks for, each queue named with ``settings.redis.prefix`` so tests
+and tenants never share one: ``<prefix>-ratings``
+(``workers.ratings.update_ladder``: an admin's full recompute with its
+progress, an annulled match's ladder) and
 ``<prefix>-replays`` (``workers.replays.build_archive``: one archive now).
 Ratings work is coalesced per ladder: while an update of a ladder waits in
 the queue, asking again returns that job instead of queueing a second one
@@ -18,27 +20,13 @@ the queue, asking again returns that job instead of queueing a second one
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import os
-import signal
 import threading
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
 
 from redis import Redis
 from rq import Queue, Retry
 from rq.job import Job, JobStatus
 
 from service.settings import load_settings
-from workers.projections.wake import hint, wakes
-
-if TYPE_CHECKING:
-    from litestar import Litestar
-
-    from service.matches import Committed
-
-log = logging.getLogger("matcha.workers.queue")
 
 RATINGS = "ratings"
 REPLAYS = "replays"
@@ -50,8 +38,6 @@ RESULT_TTL_S = 7 * 24 * 3600
 """How long a finished job (and its progress) can be read at GET /api/jobs/{id}."""
 RETRY = Retry(max=3, interval=[1, 5, 30])
 """A job that fails, or whose worker died under it, runs again: jobs are idempotent."""
-HINT_TIMEOUT_S = 1.0
-"""A hint that takes longer is given up: the runners poll anyway."""
 
 _PENDING = frozenset({JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED})
 
@@ -147,70 +133,3 @@ def fetch_job(job_id: str, *, redis: Redis | None = None, prefix: str | None = N
     except Exception:  # NoSuchJobError, or an id that is not even a valid key
         return None
     return job if job.origin in names else None
-
-
-# -- the after-commit hook ---------------------------------------------------------------
-
-Hook = Callable[["Committed"], Awaitable[None]]
-
-
-def make_hook(redis: Any, prefix: str) -> Hook:
-    """The match core's after-commit hook: a hint to the projection runners when
-    the committed events end a match or follow its end (``wake.wakes``).
-
-    ``redis`` is the API's async client. Best effort and bounded: a hint that
-    cannot go out in ``HINT_TIMEOUT_S`` is dropped (the runners read the log
-    within their poll interval anyway); it never fails the committed command.
-    """
-
-    async def hook(committed: Committed) -> None:
-        if not wakes([e.type for e in committed.stored]):
-            return
-        match_id = committed.match_id
-        try:
-            await asyncio.wait_for(hint(redis, prefix, match_id), HINT_TIMEOUT_S)
-        except Exception as exc:  # best effort: never fail a committed command
-            log.info(
-                "no projection hint for %s (%s: %s); the runners poll the log",
-                match_id,
-                type(exc).__name__,
-                exc,
-            )
-
-    return hook
-
-
-FAULT_KILL_AFTER_COMMIT = "MATCHA_FAULT_KILL_AFTER_COMMIT"
-"""Fault injection for tests (docs/operations.md): an event type; the API process
-kills itself (SIGKILL) right after committing events of that type, before any
-after-commit hook runs. Never set in production."""
-
-
-def _kill_after_commit(event_type: str) -> Hook:
-    async def hook(committed: Committed) -> None:
-        if any(e.type == event_type for e in committed.stored):
-            log.warning(
-                "%s=%s: killing this process after the commit of %s",
-                FAULT_KILL_AFTER_COMMIT,
-                event_type,
-                committed.match_id,
-            )
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return hook
-
-
-def on_startup(app: Litestar) -> None:
-    """``service.api.app.ON_STARTUP`` entry: register the hint hook on the match service."""
-    settings = app.state.settings
-    hooks = app.state.matches.after_commit
-    fault = os.environ.get(FAULT_KILL_AFTER_COMMIT, "")
-    if fault:
-        hooks.insert(0, _kill_after_commit(fault))  # first: no hook may run before it
-    if app.state.redis is None:
-        log.warning("REDIS_URL is not set: the workers find new results by polling the log")
-        return
-    hooks.append(make_hook(app.state.redis, settings.redis.prefix))
-    from workers.clocks import clock_hint_hook
-
-    hooks.append(clock_hint_hook(app.state.redis, settings.redis.prefix))

@@ -25,9 +25,7 @@ from anyio import to_thread
 from psycopg import AsyncConnection
 
 from service.errors import NotFound
-from service.store import matchlog
-from service.store.ops import run, run_async
-from workers.replays.archive import (
+from service.replays.archive import (
     ARCHIVE_FORMAT,
     BuiltArchive,
     LogRow,
@@ -35,7 +33,9 @@ from workers.replays.archive import (
     collector_paused,
     record_of_log,
 )
-from workers.replays.record import MatchRecord
+from service.replays.record import MatchRecord
+from service.store import matchlog
+from service.store.ops import run, run_async
 
 STORE_ARCHIVES = """
 INSERT INTO replay_archives (match_id, format, archive, sha256, raw_size, events, final_hash,

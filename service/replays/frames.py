@@ -17,7 +17,7 @@ import msgspec
 from schemas.views import MatchView, PairView, SeatView
 from service.engine import view
 from service.engine.state import State
-from workers.replays.record import MatchRecord, tag_of
+from service.replays.record import MatchRecord, tag_of
 
 
 class ReplayFrame(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,8 +1,9 @@
-"""Accounts: bearer tokens, roles, and the bootstrap of the first admin.
+"""Players: their bearer tokens, their roles, and the bootstrap of the first admin.
 
 A token is 32 random bytes (URL-safe base64) shown once at registration; the
 database keeps only its SHA-256, so reading the players table never lets
 anyone act as a player. Lookups compare hashes through the unique index.
+``caller_of`` turns a player into the viewer policy's caller.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from psycopg.errors import UniqueViolation
 
 from service.cache import Bounded
 from service.errors import Conflict, ValidationFailed
-from service.matches.core import new_id
+from service.matches import Caller, new_id
 
 Role: TypeAlias = Literal["player", "organiser", "admin"]
 ROLES: Final[tuple[Role, ...]] = ("player", "organiser", "admin")
@@ -31,6 +32,13 @@ class Player(msgspec.Struct, frozen=True, kw_only=True):
 
     def has(self, role: str) -> bool:
         return role in self.roles
+
+
+def caller_of(player: Player | None) -> Caller:
+    """The viewer policy's caller for a signed-in player (or anonymous for None)."""
+    if player is None:
+        return Caller()
+    return Caller(player_id=player.id, roles=frozenset(player.roles))
 
 
 def new_token() -> str:

@@ -6,10 +6,10 @@ it holds nothing that is not a function of the log (plus the players' and the
 ladder's names). Ratings before and after the match are *not* stored: they are
 another projection, which an annulment of an earlier match changes; the API
 adds them to the headers when it serves a replay or exports a record
-(``workers.replays.served``).
+(``service.replays.served``).
 
 ``build_of_log`` builds one archive from a row of the one loader
-(``workers.replays.store.load_logs``); the worker's jobs, its projection and the
+(``service.replays.store.load_logs``); the worker's jobs, its projection and the
 API's on-demand build all go through it, so they store the same bytes.
 """
 
@@ -28,15 +28,15 @@ from isal import isal_zlib
 
 from service.engine.state import State
 from service.errors import NotFound
-from service.store.matchlog import ArchiveLog
-from workers.replays.frames import (
+from service.replays.frames import (
     ReplayFrame,
     StoredFrame,
     expand_frames,
     frames_of_states,
     stored_frames,
 )
-from workers.replays.record import MatchRecord, RecordedEvent, record_of_events
+from service.replays.record import MatchRecord, RecordedEvent, record_of_events
+from service.store.matchlog import ArchiveLog
 
 log = logging.getLogger("matcha.workers.replays")
 
@@ -80,7 +80,7 @@ class BuiltArchive(msgspec.Struct, frozen=True, kw_only=True):
 
 
 LogRow = ArchiveLog
-"""One match as the loader gives it (``workers.replays.store.load_logs``): (match id,
+"""One match as the loader gives it (``service.replays.store.load_logs``): (match id,
 events JSON or None if no such match, finished, names JSON, ladder name, hide hands)."""
 
 _encoder = msgspec.json.Encoder()

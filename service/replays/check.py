@@ -15,11 +15,13 @@ import msgspec
 
 from schemas.events import encode_event
 from schemas.views import EventView
+from service.audit.audit import build_report
+from service.audit.rows import RawRow
 from service.engine import redact
 from service.errors import ValidationFailed
+from service.replays.frames import ReplayFrame, build_frames
+from service.replays.record import Headers, MatchRecord, build_record, tag_of
 from service.store.chain import GENESIS_HASH, row_hash
-from workers.replays.frames import ReplayFrame, build_frames
-from workers.replays.record import Headers, MatchRecord, build_record, tag_of
 
 
 class RecordCheck(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,8 +44,6 @@ def check_record(record: MatchRecord) -> RecordCheck:
     recomputed from the record's own fields, and the headers must agree
     with the events.
     """
-    from service.audit.audit import build_report
-    from service.audit.rows import RawRow
 
     problems: list[str] = []
     events = record.events

@@ -11,14 +11,10 @@ import click
 import psycopg
 import uvicorn
 
-from service.api.http_protocol import PROTOCOL
+from service.api.http_protocol import PROTOCOL, WS_MAX_MESSAGE_BYTES
+from service.app import create_app
 from service.ops.stopping import DRAIN_S
 from service.settings import Settings, load_settings
-
-WS_MAX_MESSAGE_BYTES = 4096
-"""The largest message a live client may send: it only ever sends a hello with its
-token. uvicorn's default (16 MB) would let each socket make the server buffer that
-much; a bigger message closes the socket with 1009."""
 
 
 def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> None:
@@ -48,10 +44,8 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
         "timeout_graceful_shutdown": int(DRAIN_S),
     }
     if workers > 1:
-        uvicorn.run("service.api.app:create_app", factory=True, workers=workers, **options)
+        uvicorn.run("service.app:create_app", factory=True, workers=workers, **options)
         return
-    from service.api.app import create_app
-
     uvicorn.run(create_app(settings), **options)
 
 
