@@ -24,6 +24,7 @@ BAD_ID: dict[str, tuple[list[str], int, str]] = {
     "api": (["--port", "99999"], 2, "99999"),
     "audit": (["no-such-match"], 2, "no-such-match"),
     "bots": (["no-such-bot", "random"], 2, "no-such-bot"),
+    "cluster": (["no-such-verb"], 2, "no-such-verb"),
     "export": (["--ladder", "no-such-ladder", "--out", "{tmp}/out.jsonl"], 2, "no-such-ladder"),
     "keys": (["no-such-verb"], 2, "no-such-verb"),
     "migrate": (["--database-url", MISSING_DB], 2, "matcha_no_such_database"),

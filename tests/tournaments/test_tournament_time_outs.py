@@ -16,7 +16,7 @@ from schemas.rules import MatchTerms, RealTime
 from schemas.tournaments import CreateTournament, JoinTournament, StartTournament, Swiss
 from service.engine import clock
 from service.errors import RuleConflict
-from service.matches import MatchCore
+from service.matches import MatchCore, clocks
 from service.store import EventStore
 from service.tournaments import match_adapter
 from service.tournaments.runner import TournamentRunner
@@ -86,7 +86,7 @@ async def test_given_an_untimed_tournament_game_a_time_out_claim_is_refused_and_
     now.at = T0 + timedelta(days=2)
     for player in ("p0", "p1"):
         with pytest.raises(RuleConflict) as refused:
-            await core.claim_time_out(match_id, player)
+            await clocks.claim_time_out(core, match_id, player)
         assert refused.value.code == "match_untimed"
     await _runner(pool).run_once()
     assert await _results(pool) == [], "the game is still open"
@@ -104,13 +104,13 @@ async def test_given_a_timed_tournament_game_a_claim_1_ms_early_records_nothing_
     claimer = folded.created.players[1 - seat]
     now.at = due - MS
     with pytest.raises(RuleConflict) as early:
-        await core.claim_time_out(match_id, claimer)
+        await clocks.claim_time_out(core, match_id, claimer)
     assert early.value.code == "time_not_expired"
     runner = _runner(pool)
     await runner.run_once()
     assert await _results(pool) == []
     now.at = due
-    await core.claim_time_out(match_id, claimer)
+    await clocks.claim_time_out(core, match_id, claimer)
     await runner.run_once()
     (recorded,) = await _results(pool)
     data = recorded[0]

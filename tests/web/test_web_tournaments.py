@@ -4,6 +4,7 @@ pairings, the crosstable (rounds for a Swiss, a matrix for a round-robin)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,22 @@ def _resign_open_games(api: Api, tournament_id: str, tokens: dict[str, str]) -> 
         loser = game["players"][1]
         api.call("POST", f"/api/matches/{game['match_id']}/resign", tokens[loser], json={})
     return len(games)
+
+
+def _wait_for_round(api: Api, tournament_id: str, number: int, timeout: float = 15.0) -> None:
+    """Until round ``number`` is paired and every earlier game has its result recorded
+    (the runner records a result after its match ends: resigning before that would
+    resign a game that is already over)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        rounds = api.call("GET", f"/api/tournaments/{tournament_id}/rounds")
+        assert isinstance(rounds, dict)
+        paired = [r for r in rounds["rounds"] if r["round"] == number]
+        earlier = [g for r in rounds["rounds"] if r["round"] < number for g in r["games"]]
+        if paired and all(g["result"] is not None for g in earlier):
+            return
+        assert time.monotonic() < deadline, f"round {number} was not paired: {rounds}"
+        time.sleep(0.05)  # a poll of the API, bounded by the deadline above
 
 
 def test_an_organiser_creates_a_swiss_and_watches_it_live(
@@ -123,9 +140,9 @@ def test_a_round_robin_crosstable_is_a_matrix(browser: Any, api: Api, app_url: s
     api.call("POST", f"/api/tournaments/{tid}/start", api.admin_token)
     ctx = browser.new_context()
     page = ctx.new_page()
-    for _ in range(3):  # three rounds, one player resting each
-        page.wait_for_timeout(300)
-        _resign_open_games(api, tid, tokens)
+    for played in range(3):  # three rounds, one player resting each
+        _wait_for_round(api, tid, played + 1)
+        assert _resign_open_games(api, tid, tokens) == 1
     page.goto(f"{app_url}/tournaments/{tid}#crosstable")
     page.wait_for_function(
         "() => document.querySelector('#phase')?.textContent === 'finished'", timeout=15_000
