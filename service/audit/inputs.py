@@ -23,7 +23,9 @@ from service.evidence.checkpoints import InclusionProof
 from service.evidence.keys import Keyring
 from service.evidence.receipts import Receipt
 from service.evidence.service import Evidence
+from service.store import matchlog
 from service.store.events import unsigned_up_to
+from service.store.ops import run_async
 
 
 @dataclass(frozen=True)
@@ -55,22 +57,11 @@ async def load_stored_seed(conn: Any, match_id: str) -> str | None:
     return row[0] if row else None
 
 
-REUSED_SEED = """
-SELECT match_id FROM match_seeds WHERE seed = %(seed)s AND match_id <> %(match)s
-UNION ALL
-SELECT match_id FROM events
-WHERE type = 'match_ended' AND data ->> 'seed' = %(seed)s AND match_id <> %(match)s
-LIMIT 1
-"""
-
-
 async def seed_reused_by(conn: Any, match_id: str, seed: str | None) -> str | None:
     """Another match that was dealt from (or revealed) the same seed, if any."""
     if seed is None:
         return None
-    cur = await conn.execute(REUSED_SEED, {"seed": seed, "match": match_id})
-    row = await cur.fetchone()
-    return None if row is None else str(row[0])
+    return await run_async(conn, matchlog.seed_used_elsewhere(seed, match_id))
 
 
 def presented_in_disputes(rows: Sequence[RawRow]) -> list[Receipt]:

@@ -21,7 +21,9 @@ from service.evidence.checkpoints import InclusionProof
 from service.evidence.keys import PublicKey
 from service.evidence.receipts import Receipt, receipt_of
 from service.evidence.service import Evidence
+from service.store import matchlog
 from service.store.heads import head_salt
+from service.store.ops import run_async
 
 
 class RecordEvidence(msgspec.Struct, frozen=True, kw_only=True):
@@ -47,25 +49,18 @@ async def record_evidence(conn: Any, match_id: str, evidence: Evidence | None) -
 
 async def signed_receipt(conn: Any, match_id: str, before: int | None = None) -> Receipt | None:
     """The receipt of the match's last signed row (below version ``before``, if given)."""
-    cur = await conn.execute(
-        "SELECT e.match_id, e.version, e.hash, e.recorded_at, e.key_id, e.signature, s.seed"
-        " FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id"
-        " WHERE e.match_id = %s AND e.signature IS NOT NULL AND e.version < %s"
-        " ORDER BY e.version DESC LIMIT 1",
-        (match_id, before if before is not None else 2**31 - 1),
-    )
-    row = await cur.fetchone()
-    if row is None:
+    found = await run_async(conn, matchlog.last_signed_row(match_id, before=before))
+    if found is None:
         return None
     signed = _Row(
-        match_id=row[0],
-        version=row[1],
-        hash=bytes(row[2]),
-        recorded_at=row[3],
-        key_id=row[4],
-        signature=bytes(row[5]),
+        match_id=found.match_id,
+        version=found.version,
+        hash=found.hash,
+        recorded_at=found.recorded_at,
+        key_id=found.key_id,
+        signature=found.signature,
     )
-    return receipt_of(signed, head_salt(row[6]))
+    return receipt_of(signed, head_salt(found.seed))
 
 
 class _Row(msgspec.Struct, frozen=True, kw_only=True):

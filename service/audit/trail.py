@@ -17,7 +17,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from schemas.events import DisputeDecided, MatchAnnulled
 from service.errors import ValidationFailed
-from service.store import EventStore
+from service.store import EventStore, matchlog
+from service.store.ops import run_async
 
 ActionKind: TypeAlias = Literal["dispute_decided", "match_annulled"]
 KINDS: tuple[ActionKind, ...] = ("dispute_decided", "match_annulled")
@@ -77,12 +78,7 @@ async def _ladders_and_names(
     pool: AsyncConnectionPool, match_ids: set[str], admins: set[str]
 ) -> tuple[dict[str, str | None], dict[str, str]]:
     async with pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT match_id, data ->> 'ladder_id' FROM events"
-            " WHERE type = 'match_created' AND match_id = ANY(%s)",
-            (list(match_ids),),
-        )
-        ladders = {m: lad for m, lad in await cur.fetchall()}
+        ladders = await run_async(conn, matchlog.ladders_of(list(match_ids)))
         try:
             cur = await conn.execute(
                 "SELECT id, name FROM players WHERE id = ANY(%s)", (list(admins),)

@@ -155,6 +155,22 @@ class LogRow(NamedTuple):
     signature: bytes | None
 
 
+def _log_row(r: Sequence[Any]) -> LogRow:
+    return LogRow(
+        int(r[0]),
+        str(r[1]),
+        int(r[2]),
+        str(r[3]),
+        str(r[4]),
+        str(r[5]),
+        r[6],
+        bytes(r[7]),
+        bytes(r[8]),
+        r[9],
+        None if r[10] is None else bytes(r[10]),
+    )
+
+
 def rows_of_types(types: Sequence[str]) -> Op[list[LogRow]]:
     """Every row of these types, of every match, in position order, as stored
     (found through the (type, position) index)."""
@@ -162,22 +178,74 @@ def rows_of_types(types: Sequence[str]) -> Op[list[LogRow]]:
         f"SELECT {MATCH_EVENTS.columns} FROM events WHERE type = ANY(%s) ORDER BY position",
         (list(types),),
     )
-    return [
-        LogRow(
-            int(r[0]),
-            str(r[1]),
-            int(r[2]),
-            str(r[3]),
-            str(r[4]),
-            str(r[5]),
-            r[6],
-            bytes(r[7]),
-            bytes(r[8]),
-            r[9],
-            None if r[10] is None else bytes(r[10]),
-        )
-        for r in rows
-    ]
+    return [_log_row(r) for r in rows]
+
+
+def log_of_match(match_id: str) -> Op[list[LogRow]]:
+    """Every row of one match as stored, in version order (a duplicated version
+    twice, by position): what an audit checks, nothing decoded or normalised."""
+    rows = yield Query(
+        f"SELECT {MATCH_EVENTS.columns} FROM events WHERE match_id = %s ORDER BY version, position",
+        (match_id,),
+    )
+    return [_log_row(r) for r in rows]
+
+
+def every_match() -> Op[list[str]]:
+    """Every match of the log, oldest first."""
+    rows = yield Query("SELECT match_id FROM events WHERE type = 'match_created' ORDER BY position")
+    return [str(m) for (m,) in rows]
+
+
+def ladders_of(match_ids: Sequence[str]) -> Op[dict[str, str | None]]:
+    """Each of these matches' ladder (None: a match on no ladder); unknown ids are absent."""
+    rows = yield Query(
+        "SELECT match_id, data ->> 'ladder_id' FROM events"
+        " WHERE type = 'match_created' AND match_id = ANY(%s)",
+        (list(match_ids),),
+    )
+    return {str(m): None if ladder is None else str(ladder) for m, ladder in rows}
+
+
+def seed_used_elsewhere(seed: str, match_id: str) -> Op[str | None]:
+    """Another match dealt from ``seed`` (kept in ``match_seeds``) or that revealed
+    it at its end, if any."""
+    rows = yield Query(
+        "SELECT match_id FROM match_seeds WHERE seed = %(seed)s AND match_id <> %(match)s"
+        " UNION ALL"
+        " SELECT match_id FROM events"
+        " WHERE type = 'match_ended' AND data ->> 'seed' = %(seed)s AND match_id <> %(match)s"
+        " LIMIT 1",
+        {"seed": seed, "match": match_id},
+    )
+    return None if not rows else str(rows[0][0])
+
+
+class SignedRow(NamedTuple):
+    """A signed row's head, with the match's seed (None when no seed is kept)."""
+
+    match_id: str
+    version: int
+    hash: bytes
+    recorded_at: datetime
+    key_id: str
+    signature: bytes
+    seed: str | None
+
+
+def last_signed_row(match_id: str, *, before: int | None = None) -> Op[SignedRow | None]:
+    """The match's last signed row (below version ``before``, if given)."""
+    rows = yield Query(
+        "SELECT e.match_id, e.version, e.hash, e.recorded_at, e.key_id, e.signature, s.seed"
+        " FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id"
+        " WHERE e.match_id = %s AND e.signature IS NOT NULL AND e.version < %s"
+        " ORDER BY e.version DESC LIMIT 1",
+        (match_id, before if before is not None else 2**31 - 1),
+    )
+    if not rows:
+        return None
+    m, version, hash_, at, key_id, signature, seed = rows[0]
+    return SignedRow(str(m), int(version), bytes(hash_), at, str(key_id), bytes(signature), seed)
 
 
 # -- ladders and players ------------------------------------------------------------------

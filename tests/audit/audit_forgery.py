@@ -88,6 +88,25 @@ class Forger:
         async with await self._conn() as conn:
             await conn.execute(sql, params)
 
+    async def delete(self, version: int, *, close_gap: bool = False) -> None:
+        """Delete one row; ``close_gap``: every later version moves down by one (in
+        two statements: the unique key on (match_id, version) is checked row by row,
+        so a single ``version - 1`` collides whenever the heap is not in version order)."""
+        await self.execute(
+            "DELETE FROM events WHERE match_id = %s AND version = %s", (self.match_id, version)
+        )
+        if close_gap:
+            await self.execute(
+                "UPDATE events SET version = version + 1000000"
+                " WHERE match_id = %s AND version > %s",
+                (self.match_id, version),
+            )
+            await self.execute(
+                "UPDATE events SET version = version - 1000001"
+                " WHERE match_id = %s AND version > 1000000",
+                (self.match_id,),
+            )
+
     async def insert(self, version: int, event: Event, actor: str) -> None:
         """A new row (placeholder hashes: ``rechain`` or the test sets them)."""
         await self.execute(

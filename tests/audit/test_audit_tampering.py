@@ -118,15 +118,9 @@ async def test_a_deleted_event(forger: Forger, audit: Any, rechain: bool) -> Non
     rows = await forger.rows()
     # A card answered by the other seat's card: without it, the answer is out of turn.
     v = answered_card(rows)
-    await forger.execute(
-        "DELETE FROM events WHERE match_id = %s AND version = %s", (forger.match_id, v)
-    )
+    # With rechain, the gap is closed too: every later version moves down by one.
+    await forger.delete(v, close_gap=rechain)
     if rechain:
-        # Close the gap too: every later version moves down by one.
-        await forger.execute(
-            "UPDATE events SET version = version - 1 WHERE match_id = %s AND version > %s",
-            (forger.match_id, v),
-        )
         await forger.rechain()
 
     report = await audit(forger.match_id)

@@ -93,13 +93,7 @@ async def move_by_the_other_player(forger: Forger, batches: list[Batch]) -> None
 async def deleted_event(forger: Forger, batches: list[Batch]) -> None:
     played = await _first(forger, "card_played")
     v = played["version"]
-    await forger.execute(
-        "DELETE FROM events WHERE match_id = %s AND version = %s", (forger.match_id, v)
-    )
-    await forger.execute(
-        "UPDATE events SET version = version - 1 WHERE match_id = %s AND version > %s",
-        (forger.match_id, v),
-    )
+    await forger.delete(v, close_gap=True)
     await forger.rechain()
 
 
