@@ -282,7 +282,7 @@ def _redis_cpu_per_operation(url: str, pid: int, subscribers: int = 2) -> float:
     stop = threading.Event()
     listeners = []
     for _ in range(subscribers):
-        pubsub = redis.Redis.from_url(url).pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        pubsub = redis.Redis.from_url(url).pubsub(ignore_subscribe_messages=True)
         pubsub.psubscribe("capacity:live:*")
         listeners.append(pubsub)
 

@@ -291,23 +291,6 @@ async def checkpoint_log_for(conn: AsyncConnection[Any], folder: Path) -> Checkp
     return CheckpointLog(folder / f"{origin}.jsonl", origin)
 
 
-CHANGED_HEADS = """
-SELECT DISTINCT ON (e.match_id)
-       e.match_id, e.version, e.hash, e.recorded_at, e.key_id, e.signature, s.seed
-FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id
-WHERE e.position > %s AND e.position <= %s AND e.signature IS NOT NULL
-ORDER BY e.match_id, e.version DESC
-"""
-"""The latest signed head of each match that moved: one signature to verify per
-match, however many commands it took since the previous checkpoint. (A forged
-latest head hides nothing: it is left out, and the audit names it.)"""
-LEGACY_HEADS = """
-SELECT DISTINCT ON (e.match_id) e.match_id, e.version, e.hash, s.seed
-FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id
-WHERE e.position <= %s ORDER BY e.match_id, e.version DESC
-"""
-
-
 BARRIER_TRY_S = 0.25
 """How long the checkpointer tries the barrier without queueing for it."""
 BARRIER_WAIT_S = 5.0
@@ -341,24 +324,24 @@ async def changed_leaves(
     thread: one Ed25519 verification per match that moved (hundreds after two
     seconds of play) held the loop, and every socket of the process, for tens
     of milliseconds."""
-    legacy: list[Any] = []
+    legacy: list[matchlog.UnsignedHead] = []
     if after == 0:
         epoch = await unsigned_up_to(conn)
         if epoch:  # rows from before signatures: trusted as they stand at the first checkpoint
-            cur = await conn.execute(LEGACY_HEADS, (epoch,))
-            legacy = await cur.fetchall()
-    cur = await conn.execute(CHANGED_HEADS, (after, high))
-    rows = await cur.fetchall()
+            legacy = await run_async(conn, matchlog.heads_up_to(epoch))
+    # The latest signed head of each match that moved. (A forged latest head hides
+    # nothing: it is left out, and the audit names it.)
+    rows = await run_async(conn, matchlog.latest_signed_heads(after, high))
     return await asyncio.to_thread(_verified_leaves, keyring, legacy, rows)
 
 
 def _verified_leaves(
-    keyring: Keyring, legacy: list[Any], rows: list[Any]
+    keyring: Keyring, legacy: list[matchlog.UnsignedHead], rows: list[matchlog.SignedRow]
 ) -> tuple[dict[str, Leaf], int]:
     found: dict[str, Leaf] = {}
     rejected = 0
     for match_id, version, hash_, seed in legacy:
-        blind = blinded(head_salt(seed), bytes(hash_))
+        blind = blinded(head_salt(seed), hash_)
         found[match_id] = Leaf(match_id, version, blind.hex())
     for match_id, version, hash_, recorded_at, key_id, signature, seed in rows:
         salt = head_salt(seed)
@@ -366,16 +349,16 @@ def _verified_leaves(
             key_id=key_id,
             match_id=match_id,
             version=version,
-            hash_=bytes(hash_),
+            hash_=hash_,
             recorded_at=recorded_at,
             salt=salt,
         )
-        if not keyring.verify(key_id, message, bytes(signature)):
+        if not keyring.verify(key_id, message, signature):
             rejected += 1
             continue
         known = found.get(match_id)
         if known is None or known.version < version:
-            found[match_id] = Leaf(match_id, version, blinded(salt, bytes(hash_)).hex())
+            found[match_id] = Leaf(match_id, version, blinded(salt, hash_).hex())
     return found, rejected
 
 

@@ -18,23 +18,11 @@ from typing import Any
 
 from service.evidence.config import EvidenceSettings, load_public_keys
 from service.evidence.keys import Keyring
+from service.store import matchlog
 from service.store.heads import head_salt, row_head_message
+from service.store.ops import run
 
 log = logging.getLogger("matcha.evidence.guard")
-
-RESULTS_OF_LADDER = """
-SELECT e.match_id, s.version, s.hash, s.recorded_at, s.key_id, s.signature, m.seed,
-       e.position <= (SELECT coalesce(max(unsigned_up_to), 0) FROM evidence_epoch) AS legacy
-FROM events e
-JOIN events c ON c.match_id = e.match_id AND c.version = 1 AND c.type = 'match_created'
-LEFT JOIN LATERAL (
-    SELECT x.version, x.hash, x.recorded_at, x.key_id, x.signature FROM events x
-    WHERE x.match_id = e.match_id AND x.version >= e.version AND x.signature IS NOT NULL
-    ORDER BY x.version LIMIT 1) s ON true
-LEFT JOIN match_seeds m ON m.match_id = e.match_id
-WHERE e.type = 'match_ended' AND e.position > %(after)s AND e.position <= %(high)s
-  AND c.data ->> 'ladder_id' = %(ladder)s
-"""
 
 
 @lru_cache(maxsize=8)
@@ -55,25 +43,30 @@ def forged_results(
     if keyring is None:
         return []
     forged: list[str] = []
-    rows = cur.execute(
-        RESULTS_OF_LADDER, {"ladder": ladder_id, "high": high, "after": after}
-    ).fetchall()
-    for match_id, version, hash_, recorded_at, key_id, signature, seed, legacy in rows:
-        if legacy:
+    covers = run(cur.connection, matchlog.signed_covers_of_results(ladder_id, after, high))
+    for cover in covers:
+        if cover.legacy:
             continue
-        if signature is None or not keyring.verify(
-            key_id,
-            row_head_message(
-                key_id=key_id,
-                match_id=match_id,
-                version=version,
-                hash_=bytes(hash_),
-                recorded_at=recorded_at,
-                salt=head_salt(seed),
-            ),
-            bytes(signature),
+        if (
+            cover.signature is None
+            or cover.key_id is None
+            or cover.version is None
+            or cover.hash is None
+            or cover.recorded_at is None
+            or not keyring.verify(
+                cover.key_id,
+                row_head_message(
+                    key_id=cover.key_id,
+                    match_id=cover.match_id,
+                    version=cover.version,
+                    hash_=cover.hash,
+                    recorded_at=cover.recorded_at,
+                    salt=head_salt(cover.seed),
+                ),
+                cover.signature,
+            )
         ):
-            forged.append(match_id)
+            forged.append(cover.match_id)
     if forged:
         log.error(
             "ladder %s: %d results carry no service signature: not rated", ladder_id, len(forged)

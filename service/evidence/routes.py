@@ -16,6 +16,8 @@ from service.evidence.checkpoints import Checkpoint, CheckpointLog, InclusionPro
 from service.evidence.keys import KeyringFile
 from service.evidence.receipts import receipt_holds, receipt_problem
 from service.evidence.service import Evidence
+from service.store import matchlog
+from service.store.ops import run_async
 
 
 def _evidence(state: State) -> Evidence:
@@ -93,10 +95,10 @@ async def check_receipts(
     the answer is yes or no per receipt, nothing of the log itself."""
     keyring = _evidence(state).keyring
     async with pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT version, hash FROM events WHERE match_id = %s ORDER BY version", (match_id,)
-        )
-        rows = {v: bytes(h) for v, h in await cur.fetchall()}
+        rows = {
+            link.version: link.hash
+            for link in await run_async(conn, matchlog.chain_of_match(match_id))
+        }
         cur = await conn.execute("SELECT seed FROM match_seeds WHERE match_id = %s", (match_id,))
         seed_row = await cur.fetchone()
     if not rows:

@@ -248,6 +248,111 @@ def last_signed_row(match_id: str, *, before: int | None = None) -> Op[SignedRow
     return SignedRow(str(m), int(version), bytes(hash_), at, str(key_id), bytes(signature), seed)
 
 
+class ChainLink(NamedTuple):
+    """One row of a match's chain: its ``version`` and chain ``hash``."""
+
+    version: int
+    hash: bytes
+
+
+def chain_of_match(match_id: str) -> Op[list[ChainLink]]:
+    """The match's chain (version, hash) in version order ([] if no such match):
+    what a receipt is checked against."""
+    rows = yield Query(
+        "SELECT version, hash FROM events WHERE match_id = %s ORDER BY version", (match_id,)
+    )
+    return [ChainLink(int(v), bytes(h)) for v, h in rows]
+
+
+def latest_signed_heads(after: int, high: int) -> Op[list[SignedRow]]:
+    """The latest signed row of each match that moved in ``(after, high]``: one
+    signature to verify per match, however many commands it took (a checkpoint's
+    leaves)."""
+    rows = yield Query(
+        "SELECT DISTINCT ON (e.match_id)"
+        " e.match_id, e.version, e.hash, e.recorded_at, e.key_id, e.signature, s.seed"
+        " FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id"
+        " WHERE e.position > %s AND e.position <= %s AND e.signature IS NOT NULL"
+        " ORDER BY e.match_id, e.version DESC",
+        (after, high),
+    )
+    return [
+        SignedRow(str(m), int(v), bytes(h), at, str(k), bytes(sig), seed)
+        for m, v, h, at, k, sig, seed in rows
+    ]
+
+
+class UnsignedHead(NamedTuple):
+    """A match's last row at or below a position, from before signatures."""
+
+    match_id: str
+    version: int
+    hash: bytes
+    seed: str | None
+
+
+def heads_up_to(position: int) -> Op[list[UnsignedHead]]:
+    """Each match's last row at or below ``position`` (with its seed, if kept): the
+    heads of rows written before signatures, trusted as they stand at the first
+    checkpoint."""
+    rows = yield Query(
+        "SELECT DISTINCT ON (e.match_id) e.match_id, e.version, e.hash, s.seed"
+        " FROM events e LEFT JOIN match_seeds s ON s.match_id = e.match_id"
+        " WHERE e.position <= %s ORDER BY e.match_id, e.version DESC",
+        (position,),
+    )
+    return [UnsignedHead(str(m), int(v), bytes(h), seed) for m, v, h, seed in rows]
+
+
+class ResultCover(NamedTuple):
+    """A ladder's match result and the first signed row at or after it (which
+    covers it through the chain): all None when no signed row covers it."""
+
+    match_id: str
+    version: int | None
+    hash: bytes | None
+    recorded_at: datetime | None
+    key_id: str | None
+    signature: bytes | None
+    seed: str | None
+    legacy: bool
+    """The result was written before signatures (migration 0025's epoch)."""
+
+
+def signed_covers_of_results(ladder_id: str, after: int, high: int) -> Op[list[ResultCover]]:
+    """Each result (``match_ended``) of the ladder in ``(after, high]`` with the
+    signed row that covers it: what the ratings' guard checks before counting it."""
+    rows = yield Query(
+        """
+SELECT e.match_id, s.version, s.hash, s.recorded_at, s.key_id, s.signature, m.seed,
+       e.position <= (SELECT coalesce(max(unsigned_up_to), 0) FROM evidence_epoch) AS legacy
+FROM events e
+JOIN events c ON c.match_id = e.match_id AND c.version = 1 AND c.type = 'match_created'
+LEFT JOIN LATERAL (
+    SELECT x.version, x.hash, x.recorded_at, x.key_id, x.signature FROM events x
+    WHERE x.match_id = e.match_id AND x.version >= e.version AND x.signature IS NOT NULL
+    ORDER BY x.version LIMIT 1) s ON true
+LEFT JOIN match_seeds m ON m.match_id = e.match_id
+WHERE e.type = 'match_ended' AND e.position > %(after)s AND e.position <= %(high)s
+  AND c.data ->> 'ladder_id' = %(ladder)s
+""",
+        {"ladder": ladder_id, "high": high, "after": after},
+    )
+    return [
+        ResultCover(
+            str(m),
+            None if v is None else int(v),
+            None if h is None else bytes(h),
+            at,
+            k,
+            None if sig is None else bytes(sig),
+            seed,
+            bool(legacy),
+        )
+        for m, v, h, at, k, sig, seed, legacy in rows
+    ]
+
+
 # -- ladders and players ------------------------------------------------------------------
 #
 # A match's ladder and players are in its match_created event (version 1);

@@ -93,7 +93,7 @@ class Listener:
             socket_timeout=5.0,
             health_check_interval=5,
         )
-        pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        pubsub = client.pubsub(ignore_subscribe_messages=True)
         pubsub.subscribe(self.channel_name)
         pubsub.ping()  # a subscription that does not answer is no subscription
         self.connected.set()
