@@ -45,8 +45,8 @@ from psycopg import AsyncConnection
 from service.evidence import merkle
 from service.evidence.keys import Keyring, SigningKey
 from service.store import matchlog
-from service.store.events import unsigned_up_to
-from service.store.heads import blinded, head_salt, row_head_message
+from service.store.events import head_is_signed, unsigned_up_to
+from service.store.heads import blinded, head_salt
 from service.store.ops import run_async
 
 log = logging.getLogger("matcha.evidence.checkpoints")
@@ -324,7 +324,7 @@ async def changed_leaves(
     thread: one Ed25519 verification per match that moved (hundreds after two
     seconds of play) held the loop, and every socket of the process, for tens
     of milliseconds."""
-    legacy: list[matchlog.UnsignedHead] = []
+    legacy: list[matchlog.LegacyHead] = []
     if after == 0:
         epoch = await unsigned_up_to(conn)
         if epoch:  # rows from before signatures: trusted as they stand at the first checkpoint
@@ -336,29 +336,22 @@ async def changed_leaves(
 
 
 def _verified_leaves(
-    keyring: Keyring, legacy: list[matchlog.UnsignedHead], rows: list[matchlog.SignedRow]
+    keyring: Keyring, legacy: list[matchlog.LegacyHead], rows: list[matchlog.SignedRow]
 ) -> tuple[dict[str, Leaf], int]:
     found: dict[str, Leaf] = {}
     rejected = 0
     for match_id, version, hash_, seed in legacy:
         blind = blinded(head_salt(seed), hash_)
         found[match_id] = Leaf(match_id, version, blind.hex())
-    for match_id, version, hash_, recorded_at, key_id, signature, seed in rows:
-        salt = head_salt(seed)
-        message = row_head_message(
-            key_id=key_id,
-            match_id=match_id,
-            version=version,
-            hash_=hash_,
-            recorded_at=recorded_at,
-            salt=salt,
-        )
-        if not keyring.verify(key_id, message, signature):
+    for row in rows:
+        salt = head_salt(row.seed)
+        if not head_is_signed(keyring, row, salt):
             rejected += 1
             continue
+        match_id, version = row.match_id, row.version
         known = found.get(match_id)
         if known is None or known.version < version:
-            found[match_id] = Leaf(match_id, version, blinded(salt, hash_).hex())
+            found[match_id] = Leaf(match_id, version, blinded(salt, row.hash).hex())
     return found, rejected
 
 

@@ -19,7 +19,8 @@ from typing import Any
 from service.evidence.config import EvidenceSettings, load_public_keys
 from service.evidence.keys import Keyring
 from service.store import matchlog
-from service.store.heads import head_salt, row_head_message
+from service.store.events import head_is_signed
+from service.store.heads import head_salt
 from service.store.ops import run
 
 log = logging.getLogger("matcha.evidence.guard")
@@ -47,25 +48,8 @@ def forged_results(
     for cover in covers:
         if cover.legacy:
             continue
-        if (
-            cover.signature is None
-            or cover.key_id is None
-            or cover.version is None
-            or cover.hash is None
-            or cover.recorded_at is None
-            or not keyring.verify(
-                cover.key_id,
-                row_head_message(
-                    key_id=cover.key_id,
-                    match_id=cover.match_id,
-                    version=cover.version,
-                    hash_=cover.hash,
-                    recorded_at=cover.recorded_at,
-                    salt=head_salt(cover.seed),
-                ),
-                cover.signature,
-            )
-        ):
+        signed = cover.signed
+        if signed is None or not head_is_signed(keyring, signed, head_salt(signed.seed)):
             forged.append(cover.match_id)
     if forged:
         log.error(

@@ -167,7 +167,24 @@ async def unsigned_up_to(conn: AsyncConnection[Any]) -> int:
     return int(row[0]) if row else 0
 
 
-def head_is_signed(verifier: Verifier, event: StoredEvent, salt: bytes) -> bool:
+class SignedHead(Protocol):
+    """A row's head as read back (a ``StoredEvent``, a ``matchlog.SignedRow``)."""
+
+    @property
+    def match_id(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def hash(self) -> bytes: ...
+    @property
+    def recorded_at(self) -> datetime: ...
+    @property
+    def key_id(self) -> str | None: ...
+    @property
+    def signature(self) -> bytes | None: ...
+
+
+def head_is_signed(verifier: Verifier, event: SignedHead, salt: bytes) -> bool:
     """``event`` carries a valid service signature of its own head."""
     return event.signature is not None and verifier.verify(
         event.key_id,

@@ -282,7 +282,7 @@ def latest_signed_heads(after: int, high: int) -> Op[list[SignedRow]]:
     ]
 
 
-class UnsignedHead(NamedTuple):
+class LegacyHead(NamedTuple):
     """A match's last row at or below a position, from before signatures."""
 
     match_id: str
@@ -291,7 +291,7 @@ class UnsignedHead(NamedTuple):
     seed: str | None
 
 
-def heads_up_to(position: int) -> Op[list[UnsignedHead]]:
+def heads_up_to(position: int) -> Op[list[LegacyHead]]:
     """Each match's last row at or below ``position`` (with its seed, if kept): the
     heads of rows written before signatures, trusted as they stand at the first
     checkpoint."""
@@ -301,20 +301,15 @@ def heads_up_to(position: int) -> Op[list[UnsignedHead]]:
         " WHERE e.position <= %s ORDER BY e.match_id, e.version DESC",
         (position,),
     )
-    return [UnsignedHead(str(m), int(v), bytes(h), seed) for m, v, h, seed in rows]
+    return [LegacyHead(str(m), int(v), bytes(h), seed) for m, v, h, seed in rows]
 
 
 class ResultCover(NamedTuple):
-    """A ladder's match result and the first signed row at or after it (which
-    covers it through the chain): all None when no signed row covers it."""
+    """A ladder's match result and the first signed row at or after it, which
+    covers it through the chain (None when no signed row does)."""
 
     match_id: str
-    version: int | None
-    hash: bytes | None
-    recorded_at: datetime | None
-    key_id: str | None
-    signature: bytes | None
-    seed: str | None
+    signed: SignedRow | None
     legacy: bool
     """The result was written before signatures (migration 0025's epoch)."""
 
@@ -341,12 +336,9 @@ WHERE e.type = 'match_ended' AND e.position > %(after)s AND e.position <= %(high
     return [
         ResultCover(
             str(m),
-            None if v is None else int(v),
-            None if h is None else bytes(h),
-            at,
-            k,
-            None if sig is None else bytes(sig),
-            seed,
+            None
+            if sig is None
+            else SignedRow(str(m), int(v), bytes(h), at, str(k), bytes(sig), seed),
             bool(legacy),
         )
         for m, v, h, at, k, sig, seed, legacy in rows
