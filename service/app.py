@@ -33,6 +33,8 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins import InitPluginProtocol
 from litestar.types import ControllerRouterHandler
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from service.accounts.players import TokenCache, bootstrap_admin
 from service.api import (
@@ -55,6 +57,7 @@ from service.api.errors import EXCEPTION_HANDLERS, document_problems
 from service.api.openapi_doc import ArrayLikeStructs, HomogeneousTuples, add_links
 from service.api.shutdown import close_all
 from service.botplay.plugin import BotPlayPlugin
+from service.broker.pubsub import Broker, is_cluster_url
 from service.broker.wake import clocks_hint_hook, projections_hint_hook
 from service.evidence import plugin as evidence_plugin
 from service.evidence import routes as evidence_routes
@@ -89,7 +92,10 @@ class AppState(State):
     tokens: TokenCache
     pool: AsyncConnectionPool
     store: EventStore
+    broker: Broker | None
+    """The process's one broker: the live hub subscribes through it."""
     redis: Redis | None
+    """``broker.redis``: keys and hints (on a cluster, hints by ``SPUBLISH``)."""
     matches: MatchCore
     live: LiveRuntime
     on_annulled: OnAnnulled
@@ -181,20 +187,26 @@ def _one_operation_id_per_path(handler: Any) -> None:
     handler.operation_id = operation_id
 
 
-async def _connect_redis(url: str) -> Any:
-    """A Redis client, or None. Redis is only a hint channel: the API serves without it."""
+async def _connect_broker(url: str) -> Broker | None:
+    """This process's one broker (``service.broker.pubsub``: one Redis, or a Redis
+    Cluster for a ``redis+cluster://`` URL), or None without a URL. Redis is only a
+    hint channel: the API serves without it, and the broker reconnects by itself."""
     if not url:
         return None
-    from redis.asyncio import Redis
-
-    client = Redis.from_url(url, socket_connect_timeout=1.0, health_check_interval=30)
+    options: dict[str, Any] = {}
+    if not is_cluster_url(url):
+        # One quick retry (a pooled connection from before a restart), no backoff:
+        # a hint to a dead server fails at once and the stores' readers catch up.
+        options = {"socket_connect_timeout": 1.0, "health_check_interval": 30}
+        options["retry"] = Retry(NoBackoff(), 1)
+    broker = Broker(url, **options)
     try:
-        await client.ping()
+        await broker.client.ping()
     except Exception as exc:  # any failure to reach it: serve anyway, retry lazily
         log.warning(
             "Redis at %s is unreachable (%s); live hints are off until it answers", url, exc
         )
-    return client
+    return broker
 
 
 GC_THRESHOLD = (20_000, 20, 20)
@@ -232,12 +244,14 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
     pool = await open_pool(
         url, min_size=settings.database.pool_min, max_size=settings.database.pool_max
     )
-    redis = await _connect_redis(settings.redis.url)
+    broker = await _connect_broker(settings.redis.url)
     try:
         store = EventStore(pool)
         app.state.pool = pool
         app.state.store = store
-        app.state.redis = redis
+        app.state.broker = broker
+        # what the parts keep keys and publish hints with (sharded on a cluster)
+        app.state.redis = broker.redis if broker is not None else None
         app.state.matches = MatchCore(store, ladder_terms=ladder_terms(pool))
         async with pool.connection() as conn:
             if settings.api.admin_token:
@@ -255,8 +269,8 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         # Each step bounded (service/api/shutdown.py): a broker or database that
         # stopped answering must not keep the process from exiting.
         steps = [("the pool", lambda: pool.close(timeout=2.0))]
-        if redis is not None:
-            steps.insert(0, ("Redis", redis.aclose))
+        if broker is not None:
+            steps.insert(0, ("Redis", broker.aclose))
         await close_all(steps)
 
 
