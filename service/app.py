@@ -27,8 +27,10 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from anyio import to_thread
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins import InitPluginProtocol
@@ -70,6 +72,7 @@ from service.ops.faults import kill_after_commit_hook
 from service.ops.instrument import instrument_app
 from service.settings import Settings, load_settings
 from service.store import EventStore, apply_migrations, open_pool
+from service.store.replica import ReadRouting, open_read_routing
 from service.tournaments import routes as tournament_routes
 from service.tournaments.plugin import TournamentPlugin
 from service.web import routes as web_routes
@@ -92,6 +95,8 @@ class AppState(State):
     tokens: TokenCache
     pool: AsyncConnectionPool
     store: EventStore
+    reads: ReadRouting
+    """Which server a read uses: the standby for ``LAGGING_READS`` when configured."""
     broker: Broker | None
     """The process's one broker: the live hub subscribes through it."""
     redis: Redis | None
@@ -155,6 +160,68 @@ PLUGINS: list[Callable[[], InitPluginProtocol]] = [
 ]
 """Litestar init plugins, for parts that add middleware (ops: request ids, JSON
 logs, ``/healthz``, ``/readyz``, ``/metrics``) or start with the app (live)."""
+
+LAGGING_READS: list[HTTPRouteHandler] = [
+    match_routes.list_matches,
+    ladders.list_ladders,
+    ladders.get_ladder,
+    ladders.list_members,
+    ratings.leaderboard,
+    ratings.player_ratings,
+    ratings.expected,
+    ratings.standings_csv,
+    player_pages.player_names,
+    player_pages.player_profile,
+    player_pages.head_to_head,
+    tournament_routes.list_tournaments,
+    tournament_routes.get_tournament,
+    tournament_routes.list_rounds,
+    tournament_routes.get_round,
+    tournament_routes.get_standings,
+    tournament_routes.get_crosstable,
+    tournament_routes.get_log,
+]
+"""Reads that may lag (``service.store.replica``): the lobby's match list, ladders,
+leaderboards, player pages and tournament pages, each a GET that only reads. Their
+``pool`` is the standby's while it is close enough behind (``MATCHA_STANDBY_MAX_LAG_S``),
+else the primary's; without a standby it is the primary's pool itself. Not here:
+commands and anything that reads its own writes (a seat's view, a command's answer),
+and replays (a replay not yet archived is built and stored by the read)."""
+
+
+def provide_reads_that_may_lag(state: State) -> Any:
+    """The ``pool`` of ``LAGGING_READS``: a pool-like whose ``connection()`` is the
+    standby's when usable (``ReadRouting.lagging``), or the primary's pool."""
+    reads: ReadRouting = state.reads
+    return reads.lagging if reads.standby is not None else state.pool
+
+
+def _route_lagging_reads(handlers: list[ControllerRouterHandler]) -> None:
+    """Give each of ``LAGGING_READS`` its own ``pool`` (a handler's dependency wins
+    over the app's), before an app is made of them: the handlers themselves, and the
+    copies a ``Router`` made of them when it was built (the tournaments')."""
+    lagging = {handler.fn for handler in LAGGING_READS}
+    for handler in LAGGING_READS:
+        if set(handler.http_methods) != {"GET"}:
+            raise RuntimeError(f"{handler.handler_name} may write: only a GET may lag")
+    for handler in _flattened(handlers):
+        if isinstance(handler, HTTPRouteHandler) and handler.fn in lagging:
+            handler.dependencies = {
+                **(handler.dependencies or {}),
+                "pool": Provide(provide_reads_that_may_lag, sync_to_thread=False),
+            }
+
+
+def _flattened(handlers: list[ControllerRouterHandler]) -> list[Any]:
+    found: list[Any] = []
+    for item in handlers:
+        if isinstance(item, Router):
+            for route in item.routes:
+                found.extend(getattr(route, "route_handlers", ()))
+        else:
+            found.append(item)
+    return found
+
 
 _REGISTERED: list[ControllerRouterHandler] = []
 
@@ -245,10 +312,12 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         url, min_size=settings.database.pool_min, max_size=settings.database.pool_max
     )
     broker = await _connect_broker(settings.redis.url)
+    reads = await open_read_routing(pool)
     try:
         store = EventStore(pool)
         app.state.pool = pool
         app.state.store = store
+        app.state.reads = reads
         app.state.broker = broker
         # what the parts keep keys and publish hints with (sharded on a cluster)
         app.state.redis = broker.redis if broker is not None else None
@@ -268,7 +337,7 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
     finally:
         # Each step bounded (service/api/shutdown.py): a broker or database that
         # stopped answering must not keep the process from exiting.
-        steps = [("the pool", lambda: pool.close(timeout=2.0))]
+        steps = [("the standby", reads.close), ("the pool", lambda: pool.close(timeout=2.0))]
         if broker is not None:
             steps.insert(0, ("Redis", broker.aclose))
         await close_all(steps)
@@ -280,6 +349,7 @@ MAX_BODY_BYTES = 1_000_000
 
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or load_settings()
+    _route_lagging_reads(_route_handlers())
     openapi = OpenAPIConfig(
         title="Matcha match service",
         version="1.0.0",
