@@ -11,7 +11,10 @@ middleware: ops, live). Tests and scripts can also call
 
 What the lifespan puts on ``app.state`` (typed: ``AppState``): ``settings``,
 ``pool`` (psycopg ``AsyncConnectionPool``), ``store`` (``EventStore``),
-``redis`` (``redis.asyncio.Redis`` or None), ``matches`` (the ``MatchCore``),
+``reads`` (``service.store.replica.ReadRouting``: the standby for ``LAGGING_READS``),
+``broker`` (the process's one ``service.broker.pubsub.Broker``, or None without
+Redis), ``redis`` (``broker.redis``: its command client, sharded publishing on a
+cluster), ``matches`` (the ``MatchCore``),
 ``tokens``, and ``live`` (``service.live.routes.LiveRuntime``). The OpenAPI
 document is served at ``/schema/openapi.json``, Swagger UI at ``/schema/swagger``.
 """

@@ -1,7 +1,10 @@
 """One Redis subscription per process, fanned out to every local viewer.
 
-A process holds a single pattern subscription (``<prefix>:live:*``) whatever
-the number of viewers, and hands each hint to the bounded mailbox of every
+A process subscribes through its one broker (``service.broker.pubsub``): on one
+Redis a single pattern subscription (``<prefix>:live:*``) whatever the number
+of viewers; on a Redis Cluster (sharded pub/sub has no patterns) the lobby's
+channel and one per watched match, on the shard of its slot. Either way it
+hands each hint to the bounded mailbox of every
 local connection watching that match (``mailbox``): 1,000 spectators of one
 match cost one Redis message and 1,000 appends to their mailboxes. Because a
 Redis message is only a hint, the hub also
