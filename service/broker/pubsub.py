@@ -440,6 +440,10 @@ class Subscriber:
     async def _refresh_topology(self) -> None:
         """Ask the cluster who serves which slot (after a failover or a move)."""
         cluster: RedisCluster = self._broker.client
+        # The client's own first initialize (its command parser too) if no command
+        # has run on it yet: a topology refreshed under it alone would leave its
+        # commands (a publish) failing for good. Then the refresh itself, now.
+        await cluster.initialize()
         await cluster.nodes_manager.initialize()
         self._refresh = False
 
