@@ -174,8 +174,9 @@ class Broker:
             return int(await self.client.spublish(channel, payload))
         return int(await self.client.publish(channel, payload))
 
-    def subscriber(self) -> Subscriber:
-        sub = Subscriber(self)
+    def subscriber(self, on_message: Callable[[str, bytes], None] | None = None) -> Subscriber:
+        """A new set of channels to keep subscribed; ``on_message``: see ``Subscriber``."""
+        sub = Subscriber(self, on_message)
         self._subscribers.append(sub)
         return sub
 
@@ -312,8 +313,13 @@ class Subscriber:
     """A set of channels kept subscribed; read what happens to them with ``get`` or
     ``async for``. ``start`` (on the event loop) before the first ``get``."""
 
-    def __init__(self, broker: Broker) -> None:
+    def __init__(
+        self, broker: Broker, on_message: Callable[[str, bytes], None] | None = None
+    ) -> None:
         self._broker = broker
+        self._on_hint = on_message
+        """Called with each hint in the reading task, instead of queueing a ``Message``
+        (the live hub: no queue and no task switch per hint on its hot path)."""
         self._subscribe = "ssubscribe" if broker.sharded else "subscribe"
         self._unsubscribe = "sunsubscribe" if broker.sharded else "unsubscribe"
         self.patterns: set[str] = set()
@@ -529,7 +535,13 @@ class Subscriber:
             return
         channel = _text(message["channel"])
         if kind in ("message", "smessage", "pmessage"):
-            self._items.put_nowait(Message(channel, _bytes(message["data"])))
+            if self._on_hint is not None:
+                try:
+                    self._on_hint(channel, _bytes(message["data"]))
+                except Exception:  # the owner's bug, not a lost connection: keep reading
+                    log.exception("broker: the handler of a hint on %s failed", channel)
+            else:
+                self._items.put_nowait(Message(channel, _bytes(message["data"])))
             return
         if kind in ("psubscribe", "punsubscribe"):
             # its confirmations name the pattern (redis-py puts it in "channel")

@@ -108,7 +108,8 @@ class Hub:
             asyncio.create_task(self._tick_loop(), name="live-tick"),
         ]
         if self.broker is not None:
-            self._subscriber = self.broker.subscriber()
+            # hints straight to the fan-out, in the reading task (no queue per hint)
+            self._subscriber = self.broker.subscriber(on_message=self._dispatch)
             self._tasks += [
                 asyncio.create_task(self._listen(self._subscriber), name="live-listen"),
                 asyncio.create_task(self._presence.write(), name="live-presence-writer"),

@@ -374,3 +374,38 @@ async def test_given_one_redis_then_the_parts_client_is_the_plain_client_unchang
             Broker("redis+cluster://127.0.0.1:1").subscriber().add_pattern("x:*")
     finally:
         await broker.aclose()
+
+
+@pytest.mark.anyio
+async def test_given_a_hint_handler_then_hints_skip_the_queue_and_its_failure_loses_nothing(
+    redis_server_url: str, redis_prefix: str
+) -> None:
+    """The live hub's way (``subscriber(on_message=...)``): each hint is handed over in
+    the reading task; a handler that raises is the owner's bug, not a lost connection:
+    the subscription stays and the next hint arrives."""
+    channel = match_channel(redis_prefix, "handled")
+    got: list[tuple[str, bytes]] = []
+
+    def handle(name: str, data: bytes) -> None:
+        if data == b"bad":
+            raise RuntimeError("a bug in the owner")
+        got.append((name, data))
+
+    broker, publisher = Broker(redis_server_url), Broker(redis_server_url)
+    try:
+        sub = broker.subscriber(on_message=handle)
+        sub.add_pattern(f"{redis_prefix}:live:*")
+        await sub.start()
+        await _subscribed(sub, f"{redis_prefix}:live:*")
+        for data in (b"one", b"bad", b"two"):
+            assert await publisher.publish(channel, data) == 1
+        deadline = time.monotonic() + WAIT_S
+        while len(got) < 2:
+            assert time.monotonic() < deadline, got
+            await asyncio.sleep(0.02)
+        assert got == [(channel, b"one"), (channel, b"two")]
+        assert await sub.get(timeout=0.2) is None, "no Lost, no queued Message"
+        assert sub.healthy
+    finally:
+        await broker.aclose()
+        await publisher.aclose()
