@@ -12,7 +12,7 @@ writes. Commands meanwhile are retried with the version they were decided on (a
 command that did commit is refused with 409, never doubled). Then: every
 acknowledged command is in the log once, each log is gapless, every viewer's
 stream (resumed with ``since`` whenever it ended) holds every version once, the
-projections (summaries, ratings) converge, and the audit passes on every match."""
+projections (summaries, ratings, replay archives) converge, and the audit passes on every match."""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ from service.audit.audit import audit_match
 from service.bots.seat_view import move_request
 from service.broker import channels
 from service.cluster.shape import Ports, Shape, start_shape
+from service.replays.store import current_archive_async
 from service.supervisor import Supervisor
 
 pytestmark = [pytest.mark.proxy, pytest.mark.timeout(600), pytest.mark.anyio]
@@ -346,24 +347,30 @@ async def test_given_whole_matches_with_viewers_when_redis_then_postgres_fail_ov
                     )
 
         # The projections converge: each match summarised as finished at its last
-        # version, each ladder's ratings folded its one match (the workers' runners).
+        # version, each ladder's ratings folded its one match, each replay archived
+        # as its log stands (the workers' runners; nobody asked for the replay).
         deadline = time.monotonic() + 90
-        for played in games:
-            while True:
-                listed = partial(client.get, "/api/matches", params={"ladder": played.ladder_id})
-                summary = (await _answer(listed)).json()
-                ranked = partial(client.get, f"/api/ladders/{played.ladder_id}/leaderboard")
-                board = (await _answer(ranked)).json()
-                done = (
-                    len(summary) == 1
-                    and summary[0]["status"] == "finished"
-                    and summary[0]["version"] == finals[played.match_id]
-                    and board["matches"] == 1
-                )
-                if done:
-                    break
-                assert time.monotonic() < deadline, (summary, board)
-                await asyncio.sleep(0.5)
+        async with await psycopg.AsyncConnection.connect(shape.database_url, autocommit=True) as db:
+            for played in games:
+                while True:
+                    listed = partial(
+                        client.get, "/api/matches", params={"ladder": played.ladder_id}
+                    )
+                    summary = (await _answer(listed)).json()
+                    ranked = partial(client.get, f"/api/ladders/{played.ladder_id}/leaderboard")
+                    board = (await _answer(ranked)).json()
+                    archived = await current_archive_async(db, played.match_id) is not None
+                    done = (
+                        len(summary) == 1
+                        and summary[0]["status"] == "finished"
+                        and summary[0]["version"] == finals[played.match_id]
+                        and board["matches"] == 1
+                        and archived
+                    )
+                    if done:
+                        break
+                    assert time.monotonic() < deadline, (summary, board, archived)
+                    await asyncio.sleep(0.5)
 
     # The audit passes on every match, read from the promoted primary.
     owner = shape.postgres.writer_url("matcha")
