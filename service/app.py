@@ -11,7 +11,10 @@ middleware: ops, live). Tests and scripts can also call
 
 What the lifespan puts on ``app.state`` (typed: ``AppState``): ``settings``,
 ``pool`` (psycopg ``AsyncConnectionPool``), ``store`` (``EventStore``),
-``redis`` (``redis.asyncio.Redis`` or None), ``matches`` (the ``MatchCore``),
+``reads`` (``service.store.replica.ReadRouting``: the standby for ``LAGGING_READS``),
+``broker`` (the process's one ``service.broker.pubsub.Broker``, or None without
+Redis), ``redis`` (``broker.redis``: its command client, sharded publishing on a
+cluster), ``matches`` (the ``MatchCore``),
 ``tokens``, and ``live`` (``service.live.routes.LiveRuntime``). The OpenAPI
 document is served at ``/schema/openapi.json``, Swagger UI at ``/schema/swagger``.
 """
@@ -27,12 +30,16 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from anyio import to_thread
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins import InitPluginProtocol
 from litestar.types import ControllerRouterHandler
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from service.accounts.players import TokenCache, bootstrap_admin
 from service.api import (
@@ -55,6 +62,7 @@ from service.api.errors import EXCEPTION_HANDLERS, document_problems
 from service.api.openapi_doc import ArrayLikeStructs, HomogeneousTuples, add_links
 from service.api.shutdown import close_all
 from service.botplay.plugin import BotPlayPlugin
+from service.broker.pubsub import Broker, is_cluster_url
 from service.broker.wake import clocks_hint_hook, projections_hint_hook
 from service.evidence import plugin as evidence_plugin
 from service.evidence import routes as evidence_routes
@@ -67,6 +75,7 @@ from service.ops.faults import kill_after_commit_hook
 from service.ops.instrument import instrument_app
 from service.settings import Settings, load_settings
 from service.store import EventStore, apply_migrations, open_pool
+from service.store.replica import ReadRouting, open_read_routing
 from service.tournaments import routes as tournament_routes
 from service.tournaments.plugin import TournamentPlugin
 from service.web import routes as web_routes
@@ -89,7 +98,12 @@ class AppState(State):
     tokens: TokenCache
     pool: AsyncConnectionPool
     store: EventStore
+    reads: ReadRouting
+    """Which server a read uses: the standby for ``LAGGING_READS`` when configured."""
+    broker: Broker | None
+    """The process's one broker: the live hub subscribes through it."""
     redis: Redis | None
+    """``broker.redis``: keys and hints (on a cluster, hints by ``SPUBLISH``)."""
     matches: MatchCore
     live: LiveRuntime
     on_annulled: OnAnnulled
@@ -150,6 +164,68 @@ PLUGINS: list[Callable[[], InitPluginProtocol]] = [
 """Litestar init plugins, for parts that add middleware (ops: request ids, JSON
 logs, ``/healthz``, ``/readyz``, ``/metrics``) or start with the app (live)."""
 
+LAGGING_READS: list[HTTPRouteHandler] = [
+    match_routes.list_matches,
+    ladders.list_ladders,
+    ladders.get_ladder,
+    ladders.list_members,
+    ratings.leaderboard,
+    ratings.player_ratings,
+    ratings.expected,
+    ratings.standings_csv,
+    player_pages.player_names,
+    player_pages.player_profile,
+    player_pages.head_to_head,
+    tournament_routes.list_tournaments,
+    tournament_routes.get_tournament,
+    tournament_routes.list_rounds,
+    tournament_routes.get_round,
+    tournament_routes.get_standings,
+    tournament_routes.get_crosstable,
+    tournament_routes.get_log,
+]
+"""Reads that may lag (``service.store.replica``): the lobby's match list, ladders,
+leaderboards, player pages and tournament pages, each a GET that only reads. Their
+``pool`` is the standby's while it is close enough behind (``MATCHA_STANDBY_MAX_LAG_S``),
+else the primary's; without a standby it is the primary's pool itself. Not here:
+commands and anything that reads its own writes (a seat's view, a command's answer),
+and replays (a replay not yet archived is built and stored by the read)."""
+
+
+def provide_reads_that_may_lag(state: State) -> Any:
+    """The ``pool`` of ``LAGGING_READS``: a pool-like whose ``connection()`` is the
+    standby's when usable (``ReadRouting.lagging``), or the primary's pool."""
+    reads: ReadRouting = state.reads
+    return reads.lagging if reads.standby is not None else state.pool
+
+
+def _route_lagging_reads(handlers: list[ControllerRouterHandler]) -> None:
+    """Give each of ``LAGGING_READS`` its own ``pool`` (a handler's dependency wins
+    over the app's), before an app is made of them: the handlers themselves, and the
+    copies a ``Router`` made of them when it was built (the tournaments')."""
+    lagging = {handler.fn for handler in LAGGING_READS}
+    for handler in LAGGING_READS:
+        if set(handler.http_methods) != {"GET"}:
+            raise RuntimeError(f"{handler.handler_name} may write: only a GET may lag")
+    for handler in _flattened(handlers):
+        if isinstance(handler, HTTPRouteHandler) and handler.fn in lagging:
+            handler.dependencies = {
+                **(handler.dependencies or {}),
+                "pool": Provide(provide_reads_that_may_lag, sync_to_thread=False),
+            }
+
+
+def _flattened(handlers: list[ControllerRouterHandler]) -> list[Any]:
+    found: list[Any] = []
+    for item in handlers:
+        if isinstance(item, Router):
+            for route in item.routes:
+                found.extend(getattr(route, "route_handlers", ()))
+        else:
+            found.append(item)
+    return found
+
+
 _REGISTERED: list[ControllerRouterHandler] = []
 
 
@@ -181,20 +257,26 @@ def _one_operation_id_per_path(handler: Any) -> None:
     handler.operation_id = operation_id
 
 
-async def _connect_redis(url: str) -> Any:
-    """A Redis client, or None. Redis is only a hint channel: the API serves without it."""
+async def _connect_broker(url: str) -> Broker | None:
+    """This process's one broker (``service.broker.pubsub``: one Redis, or a Redis
+    Cluster for a ``redis+cluster://`` URL), or None without a URL. Redis is only a
+    hint channel: the API serves without it, and the broker reconnects by itself."""
     if not url:
         return None
-    from redis.asyncio import Redis
-
-    client = Redis.from_url(url, socket_connect_timeout=1.0, health_check_interval=30)
+    options: dict[str, Any] = {}
+    if not is_cluster_url(url):
+        # One quick retry (a pooled connection from before a restart), no backoff:
+        # a hint to a dead server fails at once and the stores' readers catch up.
+        options = {"socket_connect_timeout": 1.0, "health_check_interval": 30}
+        options["retry"] = Retry(NoBackoff(), 1)
+    broker = Broker(url, **options)
     try:
-        await client.ping()
+        await broker.client.ping()
     except Exception as exc:  # any failure to reach it: serve anyway, retry lazily
         log.warning(
             "Redis at %s is unreachable (%s); live hints are off until it answers", url, exc
         )
-    return client
+    return broker
 
 
 GC_THRESHOLD = (20_000, 20, 20)
@@ -232,12 +314,16 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
     pool = await open_pool(
         url, min_size=settings.database.pool_min, max_size=settings.database.pool_max
     )
-    redis = await _connect_redis(settings.redis.url)
+    broker = await _connect_broker(settings.redis.url)
+    reads = await open_read_routing(pool)
     try:
         store = EventStore(pool)
         app.state.pool = pool
         app.state.store = store
-        app.state.redis = redis
+        app.state.reads = reads
+        app.state.broker = broker
+        # what the parts keep keys and publish hints with (sharded on a cluster)
+        app.state.redis = broker.redis if broker is not None else None
         app.state.matches = MatchCore(store, ladder_terms=ladder_terms(pool))
         async with pool.connection() as conn:
             if settings.api.admin_token:
@@ -254,9 +340,9 @@ async def _lifespan(app: Litestar) -> AsyncIterator[None]:
     finally:
         # Each step bounded (service/api/shutdown.py): a broker or database that
         # stopped answering must not keep the process from exiting.
-        steps = [("the pool", lambda: pool.close(timeout=2.0))]
-        if redis is not None:
-            steps.insert(0, ("Redis", redis.aclose))
+        steps = [("the standby", reads.close), ("the pool", lambda: pool.close(timeout=2.0))]
+        if broker is not None:
+            steps.insert(0, ("Redis", broker.aclose))
         await close_all(steps)
 
 
@@ -266,6 +352,7 @@ MAX_BODY_BYTES = 1_000_000
 
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or load_settings()
+    _route_lagging_reads(_route_handlers())
     openapi = OpenAPIConfig(
         title="Matcha match service",
         version="1.0.0",

@@ -41,6 +41,7 @@ from tenacity import (
 
 from service.ops.jobs import TimedJob
 from service.ops.stopping import process_stop
+from workers import rq_cluster
 
 log = logging.getLogger("matcha.workers.rq")
 
@@ -51,8 +52,10 @@ MAINTENANCE_S = 60
 
 def redis_connection(url: str) -> Redis:
     """RQ's connection: no read timeout (its dequeue blocks on BLPOP for minutes, and a
-    timeout there makes RQ quit), keepalive so a vanished server is noticed."""
-    return Redis.from_url(url, socket_connect_timeout=2.0, socket_keepalive=True)
+    timeout there makes RQ quit), keepalive so a vanished server is noticed. On a Redis
+    Cluster (``redis+cluster://``) the master of RQ's one hash slot, found again after a
+    failover (``workers.rq_cluster``; needs ``RQ_KEY_PREFIX={rq}``)."""
+    return rq_cluster.connection(url, socket_connect_timeout=2.0, socket_keepalive=True)
 
 
 class _Mixin:

@@ -26,6 +26,7 @@ from redis import Redis
 from rq import Queue, Retry
 from rq.job import Job, JobStatus
 
+from service.broker import rq_cluster
 from service.settings import load_settings
 
 RATINGS = "ratings"
@@ -46,7 +47,9 @@ _clients_lock = threading.Lock()
 
 
 def redis_client(url: str | None = None) -> Redis:
-    """A (cached) synchronous Redis client; RQ needs the blocking API.
+    """A (cached) synchronous Redis client; RQ needs the blocking API. On a Redis
+    Cluster (``redis+cluster://``) the master of RQ's one slot, found again after a
+    failover (``service.broker.rq_cluster``).
 
     Short timeouts: an enqueue from the API must give up quickly when Redis is down.
     """
@@ -56,7 +59,8 @@ def redis_client(url: str | None = None) -> Redis:
     with _clients_lock:
         client = _clients.get(url)
         if client is None:
-            client = Redis.from_url(url, socket_connect_timeout=1.0, socket_timeout=5.0)
+            # one Redis, or the master of RQ's slot on a cluster (``rq_cluster``)
+            client = rq_cluster.connection(url, socket_connect_timeout=1.0, socket_timeout=5.0)
             _clients[url] = client
         return client
 
@@ -78,7 +82,11 @@ def queues(*, redis: Redis | None = None, prefix: str | None = None) -> list[Que
 def pending_update_key(ladder_id: str, full: bool, prefix: str | None = None) -> str:
     """Names the ladder's last queued update of this kind (a pointer, never a lock)."""
     kind = "recompute" if full else "update"
-    return f"{queue_name(RATINGS, prefix)}:{kind}:{ladder_id}"
+    name = f"{queue_name(RATINGS, prefix)}:{kind}:{ladder_id}"
+    # Beside RQ's keys, in their hash slot when they have one (a Redis Cluster:
+    # the enqueue's connection serves that slot alone).
+    tag = rq_cluster.hash_tag(rq_cluster.rq_key_prefix())
+    return name if tag is None else f"{{{tag}}}:{name}"
 
 
 def enqueue_ladder_update(

@@ -144,15 +144,27 @@ def connect(url: str, **options: Any) -> Any:
 
 
 class Broker:
-    """Publishing and subscribing for one process; ``aclose`` at the end."""
+    """Publishing and subscribing for one process; ``aclose`` at the end.
 
-    def __init__(self, url: str, *, client: Any = None) -> None:
+    ``client`` is the command client (``redis.asyncio.Redis`` or ``RedisCluster``);
+    ``redis`` is what the parts that keep keys and publish hints are given (presence,
+    the odds, the tournaments' and the workers' hints): on one Redis the client itself,
+    exactly as before; on a cluster a ``ShardedCommands`` over it, whose ``publish``
+    (in a pipeline too) is the broker's sharded one and whose ``pubsub()``
+    subscribes through the broker, so no part needs to know which it has.
+    ``options`` go to the command client (timeouts, a health check interval)."""
+
+    def __init__(self, url: str, *, client: Any = None, **options: Any) -> None:
         self.url = url
         self.sharded = is_cluster_url(url)
         self.address = parse_cluster_url(url) if self.sharded else None
-        self.client: Any = client or connect(
-            url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=COMMAND_TIMEOUT_S
-        )
+        options = {
+            "socket_connect_timeout": CONNECT_TIMEOUT_S,
+            "socket_timeout": COMMAND_TIMEOUT_S,
+            **options,
+        }
+        self.client: Any = client or connect(url, **options)
+        self.redis: Any = ShardedCommands(self) if self.sharded else self.client
         self._subscribers: list[Subscriber] = []
 
     async def publish(self, channel: str, payload: bytes) -> int:
@@ -162,17 +174,126 @@ class Broker:
             return int(await self.client.spublish(channel, payload))
         return int(await self.client.publish(channel, payload))
 
-    def subscriber(self) -> Subscriber:
-        sub = Subscriber(self)
+    def subscriber(self, on_message: Callable[[str, bytes], None] | None = None) -> Subscriber:
+        """A new set of channels to keep subscribed; ``on_message``: see ``Subscriber``."""
+        sub = Subscriber(self, on_message)
         self._subscribers.append(sub)
         return sub
 
     async def aclose(self) -> None:
-        for sub in self._subscribers:
+        for sub in list(self._subscribers):
             await sub.aclose()
         self._subscribers.clear()
         with contextlib.suppress(Exception):
             await self.client.aclose()
+
+
+class ShardedCommands:
+    """A Redis Cluster's command client as the parts use a plain one: every command
+    passes through, but a hint goes out by ``SPUBLISH`` in the slot of its channel
+    (where the broker's subscribers listen; a plain ``PUBLISH`` on a cluster reaches
+    only plain subscribers, on every node). ``aclose`` is the broker's to call."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+        self._client = broker.client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    async def publish(self, channel: str, message: bytes | str) -> int:
+        return await self._broker.publish(channel, _bytes(message))
+
+    def pipeline(self, transaction: bool = False) -> ShardedPipeline:
+        # A cluster pipeline is never one transaction (its keys span slots).
+        return ShardedPipeline(self._client.pipeline(), self._broker)
+
+    def pubsub(self, **_: Any) -> BrokerPubSub:
+        return BrokerPubSub(self._broker)
+
+    async def aclose(self) -> None:
+        """The broker closes its client; the parts' ``aclose`` is a no-op."""
+
+
+class ShardedPipeline:
+    """A cluster pipeline whose ``publish`` is the broker's: the hints go out, in
+    order, after the pipeline's other commands (as a plain pipeline sends them
+    after the writes before them), and each result stays at its place."""
+
+    def __init__(self, pipe: Any, broker: Broker) -> None:
+        self._pipe = pipe
+        self._broker = broker
+        self._publishes: list[tuple[int, str, bytes]] = []
+        self._queued = 0
+
+    def __getattr__(self, name: str) -> Any:
+        command = getattr(self._pipe, name)
+
+        def queue(*args: Any, **kwargs: Any) -> ShardedPipeline:
+            command(*args, **kwargs)
+            self._queued += 1
+            return self
+
+        return queue
+
+    def publish(self, channel: str, message: bytes | str) -> ShardedPipeline:
+        self._publishes.append((self._queued, channel, _bytes(message)))
+        self._queued += 1
+        return self
+
+    async def execute(self, raise_on_error: bool = True) -> list[Any]:
+        publishes, self._publishes = self._publishes, []
+        others = self._queued - len(publishes)
+        self._queued = 0
+        results = list(await self._pipe.execute(raise_on_error=raise_on_error)) if others else []
+        for index, channel, message in publishes:  # ascending: each lands at its place
+            results.insert(index, await self._broker.publish(channel, message))
+        return results
+
+    async def __aenter__(self) -> ShardedPipeline:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self._publishes.clear()
+        self._queued = 0
+        with contextlib.suppress(Exception):
+            await self._pipe.reset()
+
+
+class BrokerPubSub:
+    """The part of redis-py's ``PubSub`` the parts' own listeners use (``subscribe``,
+    ``get_message``, ``ping``, ``aclose``), kept by a broker ``Subscriber``: on a
+    cluster their channels are sharded too, and placed again after a failover by
+    the subscriber itself (a ``Lost`` reads as no message: the hints are hints,
+    and every listener also polls for what a lost one would have said)."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+        self._sub = broker.subscriber()
+
+    async def subscribe(self, *channels: str) -> None:
+        self._sub.add(*channels)
+        await self._sub.start()
+
+    async def get_message(
+        self, ignore_subscribe_messages: bool = False, timeout: float | None = None
+    ) -> dict[str, Any] | None:
+        item = await self._sub.get(timeout=timeout)
+        match item:
+            case Message(channel=channel, data=data):
+                return {"type": "message", "pattern": None, "channel": channel, "data": data}
+            case Subscribed(channel=channel) if not ignore_subscribe_messages:
+                return {"type": "subscribe", "pattern": None, "channel": channel, "data": 1}
+            case _:
+                return None
+
+    async def ping(self) -> None:
+        """The subscriber pings its own connections."""
+
+    async def aclose(self) -> None:
+        await self._sub.aclose()
+        with contextlib.suppress(ValueError):
+            self._broker._subscribers.remove(self._sub)
 
 
 @dataclass(eq=False)
@@ -192,10 +313,17 @@ class Subscriber:
     """A set of channels kept subscribed; read what happens to them with ``get`` or
     ``async for``. ``start`` (on the event loop) before the first ``get``."""
 
-    def __init__(self, broker: Broker) -> None:
+    def __init__(
+        self, broker: Broker, on_message: Callable[[str, bytes], None] | None = None
+    ) -> None:
         self._broker = broker
+        self._on_hint = on_message
+        """Called with each hint in the reading task, instead of queueing a ``Message``
+        (the live hub: no queue and no task switch per hint on its hot path)."""
         self._subscribe = "ssubscribe" if broker.sharded else "subscribe"
         self._unsubscribe = "sunsubscribe" if broker.sharded else "unsubscribe"
+        self.patterns: set[str] = set()
+        """The names in ``wanted`` that are patterns (``add_pattern``)."""
         self.wanted: set[str] = set()
         """What the owner asked for."""
         self.live: set[str] = set()
@@ -221,6 +349,16 @@ class Subscriber:
         if new:
             self.wanted |= new
             self._changed.set()
+
+    def add_pattern(self, pattern: str) -> None:
+        """Subscribe to every channel matching ``pattern`` (``PSUBSCRIBE``): on one
+        Redis only, where one pattern costs the server one match per message; sharded
+        pub/sub has no patterns. Its items: ``Subscribed(pattern)``, ``Lost(pattern)``,
+        and ``Message(channel, data)`` with the channel the hint was sent on."""
+        if self._broker.sharded:
+            raise ValueError("sharded pub/sub has no pattern subscriptions: add each channel")
+        self.patterns.add(pattern)
+        self.add(pattern)
 
     def discard(self, *channels: str) -> None:
         gone = set(channels) & self.wanted
@@ -285,13 +423,13 @@ class Subscriber:
             link.channels.discard(channel)
             self.live.discard(channel)
             self._removing.add(channel)
-            await getattr(link.pubsub, self._unsubscribe)(channel)
+            await getattr(link.pubsub, self._command(channel, self._unsubscribe))(channel)
         for channel in sorted(self.wanted - set(self._placed)):
             link = await self._link_for(channel)
             self._placed[channel] = link
             link.channels.add(channel)
             try:
-                await getattr(link.pubsub, self._subscribe)(channel)
+                await getattr(link.pubsub, self._command(channel, self._subscribe))(channel)
             except BaseException:
                 self._placed.pop(channel, None)
                 link.channels.discard(channel)
@@ -302,9 +440,16 @@ class Subscriber:
             if link.reader is None:
                 link.reader = asyncio.create_task(self._read(link), name=f"broker-{link.name}")
 
+    def _command(self, name: str, command: str) -> str:
+        return f"p{command}" if name in self.patterns else command
+
     async def _refresh_topology(self) -> None:
         """Ask the cluster who serves which slot (after a failover or a move)."""
         cluster: RedisCluster = self._broker.client
+        # The client's own first initialize (its command parser too) if no command
+        # has run on it yet: a topology refreshed under it alone would leave its
+        # commands (a publish) failing for good. Then the refresh itself, now.
+        await cluster.initialize()
         await cluster.nodes_manager.initialize()
         self._refresh = False
 
@@ -389,9 +534,19 @@ class Subscriber:
             link.ping_sent_at = None
             return
         channel = _text(message["channel"])
-        if kind in ("message", "smessage"):
-            self._items.put_nowait(Message(channel, _bytes(message["data"])))
-        elif kind in ("subscribe", "ssubscribe"):
+        if kind in ("message", "smessage", "pmessage"):
+            if self._on_hint is not None:
+                try:
+                    self._on_hint(channel, _bytes(message["data"]))
+                except Exception:  # the owner's bug, not a lost connection: keep reading
+                    log.exception("broker: the handler of a hint on %s failed", channel)
+            else:
+                self._items.put_nowait(Message(channel, _bytes(message["data"])))
+            return
+        if kind in ("psubscribe", "punsubscribe"):
+            # its confirmations name the pattern (redis-py puts it in "channel")
+            kind = kind[1:]
+        if kind in ("subscribe", "ssubscribe"):
             if self._placed.get(channel) is link and channel not in self.live:
                 self.live.add(channel)
                 self._items.put_nowait(Subscribed(channel))

@@ -1,7 +1,10 @@
 """One Redis subscription per process, fanned out to every local viewer.
 
-A process holds a single pattern subscription (``<prefix>:live:*``) whatever
-the number of viewers, and hands each hint to the bounded mailbox of every
+A process subscribes through its one broker (``service.broker.pubsub``): on one
+Redis a single pattern subscription (``<prefix>:live:*``) whatever the number
+of viewers; on a Redis Cluster (sharded pub/sub has no patterns) the lobby's
+channel and one per watched match, on the shard of its slot. Either way it
+hands each hint to the bounded mailbox of every
 local connection watching that match (``mailbox``): 1,000 spectators of one
 match cost one Redis message and 1,000 appends to their mailboxes. Because a
 Redis message is only a hint, the hub also
@@ -22,50 +25,56 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import uuid
 from typing import Any
 
 import msgspec
-import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from service.broker import channels
 from service.broker.hints import EventsHint, LobbySummary, OddsHint, PresenceHint, hint_decoder
+from service.broker.pubsub import Broker, Lost, Message, Subscribed, Subscriber, is_cluster_url
 from service.live import metrics
 from service.live.catchup import CatchUp, LoadPage
 from service.live.config import LiveSettings
-from service.live.mailbox import TICK
+from service.live.mailbox import TICK, Subscription
 from service.live.presence import Presence
 from service.live.watches import Watches
 
 log = logging.getLogger(__name__)
 
 
+def _own_client_options(url: str) -> dict[str, Any]:
+    """A hub's own broker (tests): presence must not wait on a dead server."""
+    if is_cluster_url(url):
+        return {}
+    return {"retry": Retry(NoBackoff(), 0), "socket_connect_timeout": 2, "health_check_interval": 5}
+
+
 class Hub:
     def __init__(
         self,
         *,
-        redis_url: str | None,
+        redis_url: str | None = None,
+        broker: Broker | None = None,
         prefix: str,
         load_page: LoadPage,
         settings: LiveSettings | None = None,
     ) -> None:
         self.prefix = prefix
         self.settings = settings or LiveSettings()
-        # Our own client: the subscription must fail loudly (no silent retries)
-        # so that we know when to refill, and presence must not wait on a dead server.
-        # Without Redis (no URL) the hub still works: it polls the store.
-        self.redis: Any = None
-        if redis_url:
-            self.redis = aioredis.Redis.from_url(
-                redis_url,
-                retry=Retry(NoBackoff(), 0),
-                socket_connect_timeout=2,
-                socket_timeout=5,
-                health_check_interval=5,
-            )
+        # The process's broker (or, given a URL alone, one of the hub's own): its
+        # subscriber fails loudly, so that we know when to refill, and it holds the
+        # hub's channels over one Redis or a cluster's shards. Without Redis (no
+        # broker, no URL) the hub still works: it polls the store.
+        self._own_broker = broker is None and bool(redis_url)
+        if broker is None and redis_url:
+            broker = Broker(redis_url, **_own_client_options(redis_url))
+        self.broker = broker
+        self.redis: Any = broker.redis if broker is not None else None
+        self._subscriber: Subscriber | None = None
+        self._sweeps: set[asyncio.Task[None]] = set()
         self._watches = Watches(self.settings.queue_size)
         self._catch_up = CatchUp(self._watches, load_page)
         self.process_id = uuid.uuid4().hex[:8]
@@ -73,6 +82,8 @@ class Hub:
         # The hub's surface, bound once (no call of the hub's own in between:
         # a viewer's subscribe and catch-up are on every stream's path).
         self.subscribe = self._watches.subscribe
+        if broker is not None and broker.sharded:
+            self.subscribe = self._subscribe_sharded
         self.subscribe_lobby = self._watches.subscribe_lobby
         self.unsubscribe = self._watches.unsubscribe
         self.watching = self._watches.watching
@@ -96,9 +107,11 @@ class Hub:
             asyncio.create_task(self._check_loop(), name="live-check"),
             asyncio.create_task(self._tick_loop(), name="live-tick"),
         ]
-        if self.redis is not None:
+        if self.broker is not None:
+            # hints straight to the fan-out, in the reading task (no queue per hint)
+            self._subscriber = self.broker.subscriber(on_message=self._dispatch)
             self._tasks += [
-                asyncio.create_task(self._listen(), name="live-listen"),
+                asyncio.create_task(self._listen(self._subscriber), name="live-listen"),
                 asyncio.create_task(self._presence.write(), name="live-presence-writer"),
                 asyncio.create_task(self._presence.refresh(), name="live-presence"),
             ]
@@ -109,10 +122,15 @@ class Hub:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        if self.redis is None:
+        for sweep in list(self._sweeps):
+            sweep.cancel()
+        if self.broker is None:
             return
         await self._presence.leave_all()
-        await self.redis.aclose()
+        if self._subscriber is not None:
+            await self._subscriber.aclose()
+        if self._own_broker:
+            await self.broker.aclose()
 
     def close_all(self) -> None:
         """The process is stopping: every local stream ends now and says how to resume.
@@ -128,47 +146,75 @@ class Hub:
 
     # ---- the subscription ---------------------------------------------------
 
-    async def _listen(self) -> None:
-        delay = 0.1
+    # The subscriber seam: what this process subscribes to, through the broker.
+    # On one Redis, one pattern for every match and the lobby (as always); on a
+    # cluster, sharded pub/sub has no patterns: the lobby's channel and each
+    # watched match's, added when its first local viewer subscribes and dropped
+    # by the checker once nobody here watches it.
+
+    def _subscribe_sharded(self, match_id: str) -> Subscription:
+        sub = self._watches.subscribe(match_id)
+        if self._subscriber is not None:
+            self._subscriber.add(channels.match_channel(self.prefix, match_id))
+        return sub
+
+    def _wanted_channels(self) -> None:
+        """Sharded: drop the channels of the matches nobody here watches any more."""
+        if self._subscriber is None or self.broker is None or not self.broker.sharded:
+            return
+        head = channels.match_channel(self.prefix, "")
+        idle = [
+            name
+            for name in self._subscriber.wanted
+            if name.startswith(head) and name[len(head) :] not in self._watches.matches
+        ]
+        self._subscriber.discard(*idle)
+
+    async def _listen(self, subscriber: Subscriber) -> None:
+        lobby = channels.lobby_channel(self.prefix)
+        if self.broker is not None and self.broker.sharded:
+            subscriber.add(
+                lobby, *(channels.match_channel(self.prefix, m) for m in self._watches.matches)
+            )
+        else:
+            subscriber.add_pattern(channels.pattern(self.prefix))
+        await subscriber.start()
         first = True
-        while True:
-            pubsub = self.redis.pubsub()
-            try:
-                await pubsub.psubscribe(channels.pattern(self.prefix))
-                # The confirmation proves the subscription is live before we say so.
-                while True:
-                    msg = await pubsub.get_message(timeout=5.0)
-                    if msg is not None and msg["type"] == "psubscribe":
-                        break
-                    if msg is None:
-                        raise ConnectionError("no psubscribe confirmation")
-                self.connected.set()
-                if not first:
-                    log.info("live subscription restored; refilling every watched match")
+        async for item in subscriber:
+            match item:
+                case Message(channel=channel, data=data):
+                    self._dispatch(channel, data)
+                case Subscribed(channel=channel):
+                    # The confirmation proves the subscription is live before we say so;
+                    # what was committed before it is read from the store (a sweep).
+                    if subscriber.healthy:
+                        self.connected.set()
+                    match_id = channels.match_id_of(self.prefix, channel)
+                    if match_id is not None:
+                        self._sweep(match_id)
+                    elif not first:
+                        log.info("live subscription restored; refilling every watched match")
+                        self._wake_checker.set()
+                    first = False
+                case Lost(channel=channel, reason=reason):
+                    if self.connected.is_set():
+                        log.warning("live subscription lost (%s); retrying with backoff", reason)
+                        metrics.subscription_drops.inc()
+                    self.connected.clear()
                     self._wake_checker.set()
-                first = False
-                delay = 0.1
-                while True:
-                    msg = await pubsub.get_message(timeout=10.0)
-                    if msg is None:
-                        await pubsub.ping()  # a half-open connection shows up here
-                        continue
-                    if msg["type"] == "pmessage":
-                        self._dispatch(msg["channel"], msg["data"])
-            except asyncio.CancelledError:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-                raise
-            except Exception as exc:
-                if self.connected.is_set() or first:
-                    log.warning("live subscription lost (%s); retrying with backoff", exc)
-                    metrics.subscription_drops.inc()
-                self.connected.clear()
-                self._wake_checker.set()
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-                await asyncio.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 2, 5.0)
+
+    def _sweep(self, match_id: str) -> None:
+        """A match's channel is (again) subscribed: read what the store has beyond
+        what this process knows, for hints sent while it was not."""
+        task = asyncio.create_task(self._checked(match_id))
+        self._sweeps.add(task)
+        task.add_done_callback(self._sweeps.discard)
+
+    async def _checked(self, match_id: str) -> None:
+        try:
+            await self.check(match_id)
+        except Exception as exc:
+            log.warning("live check of %s failed: %s", match_id, exc)
 
     def _dispatch(self, channel: bytes | str, data: bytes | str) -> None:
         name = channel.decode() if isinstance(channel, bytes) else channel
@@ -241,6 +287,7 @@ class Hub:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake_checker.wait(), interval)
             self._wake_checker.clear()
+            self._wanted_channels()
             for match_id in list(self._watches.matches):
                 try:
                     await self.check(match_id)

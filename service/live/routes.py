@@ -128,7 +128,7 @@ async def start_live(app: Litestar) -> None:
         return await store.load(match_id)
 
     hub = Hub(
-        redis_url=settings.redis.url or None,
+        broker=app.state.broker,  # the process's one broker (service.app)
         prefix=settings.redis.prefix,
         load_page=load_page,
         settings=live_settings,

@@ -138,6 +138,7 @@ class ReadRouting:
         self._check_conn: psycopg.AsyncConnection[Any] | None = None
         # (when, the primary's WAL end then), over the last lag bound and a little more
         self._marks: deque[tuple[float, int]] = deque(maxlen=MAX_MARKS)
+        self._lagging: LaggingReads | None = None
         self.reads = {"primary": 0, "standby": 0}
         """Lagging reads served by each (a measure for tests and metrics)."""
 
@@ -178,7 +179,9 @@ class ReadRouting:
     def lagging(self) -> LaggingReads:
         """A stand-in for a pool (its ``connection()``) whose reads may lag: what a
         read-only ``EventStore`` for replays, or a route's lagging reads, is given."""
-        return LaggingReads(self)
+        if self._lagging is None:
+            self._lagging = LaggingReads(self)
+        return self._lagging
 
     # ---- measuring ----------------------------------------------------------
 
@@ -252,12 +255,27 @@ class ReadRouting:
             await self.standby.close(timeout=2.0)
 
 
-@dataclass(frozen=True)
-class LaggingReads:
-    routing: ReadRouting
+class LaggingReads(AsyncConnectionPool):
+    """A pool, as its users see one, for reads that may lag: ``connection()`` lends
+    the standby's when usable, else the primary's (``ReadRouting.connection``).
 
-    def connection(self) -> contextlib.AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]:
-        return self.routing.connection(may_lag=True)
+    A real ``AsyncConnectionPool`` that is never opened (it holds no connection of
+    its own), so that code typed for a pool, a route's ``pool`` parameter that the
+    framework checks by type among them, takes it as one. Only ``connection()``
+    is meant: a read that wants anything else of a pool asks the primary's."""
+
+    def __init__(self, routing: ReadRouting) -> None:
+        super().__init__(
+            routing.primary.conninfo, min_size=1, max_size=1, open=False, name="matcha-lagging"
+        )
+        self.routing = routing
+
+    @contextlib.asynccontextmanager
+    async def connection(
+        self, timeout: float | None = None
+    ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        async with self.routing.connection(may_lag=True) as conn:
+            yield conn
 
 
 async def open_read_routing(

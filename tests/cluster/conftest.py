@@ -2,8 +2,8 @@
 (``service.cluster``, what ``make cluster`` runs), each test on its own channels,
 keys and database.
 
-The tests that start those servers take about two minutes together, over the
-budget of ``make test``: they run with ``make cluster-test``
+The tests that start those servers take about three and a half minutes together,
+over the budget of ``make test``: they run with ``make cluster-test``
 (``MATCHA_CLUSTER_TESTS=1``, also run by ``.ci/run``) and are skipped otherwise,
 saying so; on a machine without ``redis-server`` 7, PostgreSQL 15 or nginx they
 are skipped saying what is missing. The others (URLs, verdicts, one Redis) run
@@ -47,7 +47,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(
                 pytest.mark.skip(
                     reason="starts the clustered shape's servers: run with `make cluster-test`"
-                    f" ({RUN_THEM}=1; about two minutes, over make test's budget)"
+                    f" ({RUN_THEM}=1; about three and a half minutes, over make test's budget)"
                 )
             )
 

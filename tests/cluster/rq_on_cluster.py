@@ -20,6 +20,7 @@ from rq import Queue
 from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 
+from service.broker import jobs
 from workers import rq_cluster
 from workers.rq_worker import serve
 
@@ -45,6 +46,12 @@ def main(url: str, name: str) -> None:
     due = queue.enqueue_at(datetime.now(UTC) - timedelta(seconds=1), JOB, 10, 20)
     later = queue.enqueue_in(timedelta(hours=1), JOB, 1, 1)
     assert due.get_status() == "scheduled"
+    # What the API enqueues (service.broker.jobs, its own cached client): a ladder's
+    # update, coalesced while it waits (its pending key beside RQ's, in the slot).
+    api = jobs.redis_client(url)
+    update = jobs.enqueue_ladder_update(f"ladder-{name}", redis=api, prefix=name)
+    again = jobs.enqueue_ladder_update(f"ladder-{name}", redis=api, prefix=name)
+    archive = jobs.enqueue_archive(f"match-{name}", redis=api, prefix=name)
     serve([name], conn, fork=False, burst=True, with_scheduler=True)
     for job in (now, due, later):
         job.refresh()
@@ -56,7 +63,10 @@ def main(url: str, name: str) -> None:
                 "now": [now.get_status(), now.return_value()],
                 "due": [due.get_status(), due.return_value()],
                 "later": [later.get_status(), later.id in ScheduledJobRegistry(queue=queue)],
-                "jobs": [now.id, due.id, later.id],
+                "jobs": [now.id, due.id, later.id, update.id, archive.id],
+                "coalesced": again.id == update.id,
+                "pending_key": jobs.pending_update_key(f"ladder-{name}", False, name),
+                "api_served_by": _served_by(api),
                 "served_by": _served_by(conn),
             }
         ),

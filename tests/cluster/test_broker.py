@@ -307,3 +307,105 @@ def test_given_a_cluster_url_then_its_nodes_are_read_and_plain_clients_refuse_it
     assert (address.username, address.password, address.tls) == ("app", "s:cret", True)
     with pytest.raises(ValueError, match="scheme"):
         redis.Redis.from_url("redis+cluster://127.0.0.1:7001")
+
+
+@pytest.mark.anyio
+async def test_given_a_cluster_then_the_parts_client_publishes_sharded_in_pipelines_and_listens(
+    healthy_cluster: RedisCluster, redis_prefix: str
+) -> None:
+    """``Broker.redis`` as presence, the odds and the tournaments' hints use it: keys
+    through the cluster client, every ``publish`` (one, or among a pipeline's
+    commands, its answer in its place) by ``SPUBLISH``, ``pubsub()`` a broker
+    subscriber. A plain ``PUBLISH`` would not reach a sharded subscriber at all."""
+    cluster = healthy_cluster
+    channels = list(_one_channel_per_master(cluster, redis_prefix).values())
+    parts, watcher = Broker(cluster.url), Broker(cluster.url)
+    try:
+        sub = watcher.subscriber()
+        sub.add(*channels)
+        await sub.start()
+        await _subscribed(sub, *channels)
+
+        assert await parts.client.publish(channels[0], b"plain") == 0  # the trap avoided
+        assert await parts.redis.publish(channels[0], "one") == 1
+        item, _ = await _until(sub, lambda i: isinstance(i, Message))
+        assert item == Message(channels[0], b"one")
+
+        key = f"{redis_prefix}:presence:pipelined"
+        async with parts.redis.pipeline(transaction=False) as pipe:
+            pipe.zadd(key, {"conn|spectator": 1.0})
+            pipe.publish(channels[1], b"two")
+            pipe.expire(key, 60)
+            pipe.publish(channels[2], b"three")
+            answers = await pipe.execute()
+        assert answers == [1, 1, True, 1]
+        assert await parts.redis.zrange(key, 0, -1) == [b"conn|spectator"]
+        got = set()
+        while len(got) < 2:
+            item, _ = await _until(sub, lambda i: isinstance(i, Message))
+            assert isinstance(item, Message)
+            got.add((item.channel, item.data))
+        assert got == {(channels[1], b"two"), (channels[2], b"three")}
+
+        # A part's own listener (the tournaments' hints) through ``pubsub()``.
+        listener = parts.redis.pubsub()
+        await listener.subscribe(f"{redis_prefix}:tournaments:moved")
+        deadline = time.monotonic() + WAIT_S
+        while (await listener.get_message(timeout=0.5) or {}).get("type") != "subscribe":
+            assert time.monotonic() < deadline, "the listener was never subscribed"
+        await watcher.redis.publish(f"{redis_prefix}:tournaments:moved", "t-1")
+        message = await listener.get_message(ignore_subscribe_messages=True, timeout=WAIT_S)
+        assert message is not None and message["data"] == b"t-1"
+        await listener.aclose()
+    finally:
+        await parts.aclose()
+        await watcher.aclose()
+
+
+@pytest.mark.anyio
+async def test_given_one_redis_then_the_parts_client_is_the_plain_client_unchanged(
+    redis_server_url: str,
+) -> None:
+    broker = Broker(redis_server_url)
+    try:
+        assert broker.redis is broker.client
+        assert isinstance(broker.client, aioredis.Redis)
+        with pytest.raises(ValueError, match="no pattern"):
+            Broker("redis+cluster://127.0.0.1:1").subscriber().add_pattern("x:*")
+    finally:
+        await broker.aclose()
+
+
+@pytest.mark.anyio
+async def test_given_a_hint_handler_then_hints_skip_the_queue_and_its_failure_loses_nothing(
+    redis_server_url: str, redis_prefix: str
+) -> None:
+    """The live hub's way (``subscriber(on_message=...)``): each hint is handed over in
+    the reading task; a handler that raises is the owner's bug, not a lost connection:
+    the subscription stays and the next hint arrives."""
+    channel = match_channel(redis_prefix, "handled")
+    got: list[tuple[str, bytes]] = []
+
+    def handle(name: str, data: bytes) -> None:
+        if data == b"bad":
+            raise RuntimeError("a bug in the owner")
+        got.append((name, data))
+
+    broker, publisher = Broker(redis_server_url), Broker(redis_server_url)
+    try:
+        sub = broker.subscriber(on_message=handle)
+        sub.add_pattern(f"{redis_prefix}:live:*")
+        await sub.start()
+        await _subscribed(sub, f"{redis_prefix}:live:*")
+        for data in (b"one", b"bad", b"two"):
+            assert await publisher.publish(channel, data) == 1
+        deadline = time.monotonic() + WAIT_S
+        while len(got) < 2:
+            assert time.monotonic() < deadline, got
+            await asyncio.sleep(0.02)
+        assert got == [(channel, b"one"), (channel, b"two")]
+        assert await sub.get(timeout=0.2) is None, "no Lost, no queued Message"
+        assert sub.healthy
+    finally:
+        await broker.aclose()
+        await publisher.aclose()

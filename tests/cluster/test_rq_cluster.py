@@ -84,6 +84,9 @@ def test_given_rq_keys_in_one_slot_then_jobs_are_queued_worked_and_scheduled_and
         assert first["due"] == ["finished", 30], "the scheduler queued the job that was due"
         assert first["later"] == ["scheduled", True], "a job due in an hour still waits"
         assert first["served_by"] == slot_master
+        assert first["api_served_by"] == slot_master, "the API's enqueues reach it too"
+        assert first["coalesced"], "a ladder's waiting update is not queued twice"
+        assert first["pending_key"].startswith("{rq}:"), first["pending_key"]
 
         # Every key RQ wrote is in the one slot, on its master: none anywhere else.
         jobs = first["jobs"]
