@@ -31,7 +31,7 @@ cluster: install
 cluster-stop: install
 	$(BIN)/matcha cluster stop $(ARGS)
 
-# The tests that start the clustered shape's servers (tests/cluster; about two minutes,
+# The tests that start the clustered shape's servers (tests/cluster; about three minutes,
 # so not in `make test`, where they are skipped saying so).
 cluster-test: install
 	MATCHA_CLUSTER_TESTS=1 $(BIN)/python -m pytest tests/cluster

@@ -37,9 +37,9 @@ from datetime import datetime
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
-from redis.asyncio import Redis
 
 from service.broker.publish import Publisher
+from service.broker.pubsub import Broker
 from service.broker.wake import projections_hint_hook
 from service.errors import MatchaError, VersionConflict
 from service.evidence.service import load_service_evidence
@@ -229,7 +229,10 @@ class SweeperThread:
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         pool = await open_pool(self.database_url, min_size=1, max_size=CONCURRENCY + 2)
-        redis = Redis.from_url(self.redis_url, socket_connect_timeout=1.0)
+        # The process's broker: a plain client on one Redis, sharded hints on a
+        # cluster URL (where Redis.from_url refuses the redis+cluster:// scheme).
+        broker = Broker(self.redis_url, socket_connect_timeout=1.0)
+        redis = broker.redis
         try:
             store = EventStore(pool)
             _sign_like_the_api(store)
@@ -252,7 +255,7 @@ class SweeperThread:
             with contextlib.suppress(asyncio.CancelledError):
                 await running
         finally:
-            await redis.aclose()
+            await broker.aclose()
             await pool.close()
 
 

@@ -70,7 +70,7 @@ _data_dir = click.option(
 @click.option(
     "--services-redis",
     type=click.Choice(["node", "cluster"]),
-    default="node",
+    default="cluster",
     show_default=True,
     help="REDIS_URL of the APIs and workers: the master of RQ's slot (node), or the"
     " redis+cluster:// URL (cluster).",

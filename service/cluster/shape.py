@@ -138,14 +138,15 @@ def start_shape(
     *,
     token: str,
     workers: int = 2,
-    services_redis: str = "node",
+    services_redis: str = "cluster",
     say: Callable[[str], None] = print,
 ) -> Shape:
     """Start everything (servers into ``supervisor.servers``, the APIs and workers as
     its children) and wait until each answers. ``services_redis``: what the APIs and
-    workers are given as REDIS_URL: ``cluster`` (the ``redis+cluster://`` URL, once
-    they speak to a cluster: ``service/broker/pubsub.py``) or ``node`` (until then: the
-    master of RQ's slot, where RQ works whole and plain pub/sub reaches every node)."""
+    workers are given as REDIS_URL: ``cluster`` (the ``redis+cluster://`` URL: sharded
+    hints through ``service/broker/pubsub.py``, RQ on its slot's master) or ``node``
+    (the master of RQ's slot as a plain Redis: plain pub/sub, which a cluster copies to
+    every node)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     say(f"starting {redis_nodes.NODES} Redis nodes (data in {data_dir / 'redis'}) ...")
     cluster = redis_nodes.start_redis_cluster(data_dir / "redis", ports.redis)

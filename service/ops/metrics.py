@@ -40,6 +40,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
+from service.broker.rq_cluster import connection as rq_connection
 from service.store import matchlog
 from service.store.ops import run
 
@@ -162,10 +163,11 @@ class QueueDepthCollector(Collector):
         yield up
 
     def _depths(self) -> list[tuple[str, int]]:
-        from redis import Redis
         from rq import Queue
 
-        conn = Redis.from_url(
+        # RQ's own connection: on a redis+cluster:// URL the master of RQ's slot
+        # (Redis.from_url refuses that scheme, and the queues would read as down).
+        conn = rq_connection(
             self.redis_url, socket_timeout=self.timeout_s, socket_connect_timeout=self.timeout_s
         )
         try:

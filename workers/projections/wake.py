@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from redis import Redis
+from redis.cluster import ClusterNode, RedisCluster
 from redis.exceptions import RedisError
 from tenacity import (
     RetryCallState,
@@ -30,6 +31,7 @@ from tenacity import (
 )
 
 from service.broker.channels import projections_channel
+from service.broker.pubsub import is_cluster_url, parse_cluster_url
 
 log = logging.getLogger("matcha.workers.wake")
 
@@ -87,6 +89,8 @@ class Listener:
                     log.debug("closing a lost subscription failed", exc_info=True)
 
     def _subscribe(self) -> Any:
+        if is_cluster_url(self.redis_url):
+            return self._subscribe_sharded()
         client = Redis.from_url(
             self.redis_url,
             socket_connect_timeout=2.0,
@@ -101,10 +105,33 @@ class Listener:
         self.on_wake()  # hints may have been lost while not subscribed
         return pubsub
 
+    def _subscribe_sharded(self) -> Any:
+        """On a Redis Cluster the hints go out by SPUBLISH (``service.broker``): the
+        subscription is SSUBSCRIBE on the node that holds the channel's slot."""
+        address = parse_cluster_url(self.redis_url)
+        client = RedisCluster(
+            startup_nodes=[ClusterNode(host, port) for host, port in address.nodes],  # type: ignore[no-untyped-call]
+            username=address.username,
+            password=address.password,
+            ssl=address.tls,
+            socket_connect_timeout=2.0,
+            socket_timeout=5.0,
+        )
+        pubsub = client.pubsub(ignore_subscribe_messages=True)
+        pubsub.ssubscribe(self.channel_name)
+        self.connected.set()
+        self.reconnects += 1
+        self.on_wake()  # hints may have been lost while not subscribed
+        return pubsub
+
     def _listen(self, pubsub: Any) -> None:
+        sharded = is_cluster_url(self.redis_url)
         while not self.stop.is_set():
-            message = pubsub.get_message(timeout=self.listen_timeout_s)
-            if message is not None and message.get("type") == "message":
+            if sharded:
+                message = pubsub.get_sharded_message(timeout=self.listen_timeout_s)
+            else:
+                message = pubsub.get_message(timeout=self.listen_timeout_s)
+            if message is not None and message.get("type") in ("message", "smessage"):
                 self.hints += 1
                 self.on_wake()
 
