@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from anyio import to_thread
 from litestar import Litestar
 from litestar.datastructures import State
+from litestar.exceptions import NotFoundException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins import InitPluginProtocol
@@ -264,6 +265,12 @@ MAX_BODY_BYTES = 1_000_000
 """Bigger bodies get 413 before they are read into memory or decoded."""
 
 
+def _not_found(request: Any, exc: Exception) -> Any:
+    """An unknown address: a browser gets the site's HTML 404 page, anyone else the
+    API's problem+json (the web client and the API are siblings; they meet here)."""
+    return web_routes.not_found_page(request) or EXCEPTION_HANDLERS[NotFoundException](request, exc)
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or load_settings()
     openapi = OpenAPIConfig(
@@ -283,7 +290,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         route_handlers=_route_handlers(),
         state=AppState(),
         dependencies=DEPENDENCIES,
-        exception_handlers=EXCEPTION_HANDLERS,
+        exception_handlers={**EXCEPTION_HANDLERS, NotFoundException: _not_found},
         lifespan=[_lifespan],
         plugins=[*(plugin() for plugin in PLUGINS), ArrayLikeStructs(), HomogeneousTuples()],
         openapi_config=openapi,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-from litestar import MediaType, Response, Router, get
+from litestar import MediaType, Request, Response, Router, get
 from litestar.datastructures import CacheControlHeader
 from litestar.static_files import create_static_files_router
 
@@ -32,6 +32,27 @@ def _shell() -> bytes:
 def _page() -> Response[bytes]:
     return Response(
         _shell(),
+        media_type=MediaType.HTML,
+        headers={"Cache-Control": _REVALIDATE.to_header()},
+    )
+
+
+_NOT_PAGES: Final = ("/api/", "/static/", "/schema", "/metrics", "/healthz", "/readyz")
+"""Addresses whose 404 stays problem+json whoever asks: the API's and the assets'."""
+
+
+def not_found_page(request: Request[Any, Any, Any]) -> Response[bytes] | None:
+    """A browser's 404 for an address that is no page: the site's own shell (one header
+    and navigation; ``static/main.js`` says "No such page"), with status 404. None for
+    anything else (an API client, an asset, an API address), which keeps problem+json."""
+    path = request.url.path
+    if path.startswith(_NOT_PAGES) or request.method not in ("GET", "HEAD"):
+        return None
+    if request.accept.best_match([MediaType.JSON, MediaType.HTML]) != MediaType.HTML:
+        return None
+    return Response(
+        _shell(),
+        status_code=404,
         media_type=MediaType.HTML,
         headers={"Cache-Control": _REVALIDATE.to_header()},
     )

@@ -107,7 +107,9 @@ function matchRow(s) {
       h("a", { class: "btn small", href: `/watch/${s.match_id}` }, "Watch")]
     : h("a", { class: "btn small", href: `/replay/${s.match_id}` }, "Replay");
   const result = s.status === "finished"
-    ? (s.winner === null || s.winner === undefined ? "draw" : `${nameOf(s.players[s.winner])} won`)
+    // A no-show has no winner either, but it is no draw: it was aborted, unrated.
+    ? (s.end_reason === "aborted" ? "aborted"
+      : s.winner === null || s.winner === undefined ? "draw" : `${nameOf(s.players[s.winner])} won`)
     : s.status === "annulled" ? "annulled" : `hand ${s.hand}`;
   const [sa, sb] = scores(s);
   return h("tr", { "data-match": s.match_id, "data-status": s.status },
