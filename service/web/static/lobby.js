@@ -148,7 +148,7 @@ export async function lobbyPage(root, account) {
     const mine = me ? current.filter((s) => s.players.includes(me.id)) : [];
     const play = [
       signInPanel(() => { account(); full(); }),
-      h("p", {}, h("a", { class: "btn", href: "/static/practice.html", id: "practice-link" }, "Practice against a bot")),
+      h("p", {}, h("a", { class: "btn", href: "/practice", id: "practice-link" }, "Practice against a bot")),
       mine.length ? h("section", { class: "panel", id: "my-matches" }, h("h2", {}, "Your matches"), matchTable("mine", mine, "", "Your live matches")) : null,
       h("section", { class: "panel" }, h("h2", {}, "Find a match"),
         ladders.length ? h("ul", { class: "plain" }, ladders.map((l) => playRow(l, members.get(l.id) || [], full)))

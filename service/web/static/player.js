@@ -78,12 +78,12 @@ export async function playerPage(root, playerId) {
                   : h("a", { class: "btn small", href: `/replay/${m.match_id}` }, "Replay")));
             }))) : h("p", { class: "muted" }, "No matches yet.")),
         h("section", { class: "panel", "aria-labelledby": "h2h-h" }, h("h2", { id: "h2h-h" }, "Head to head"),
-          h2h.length ? h("table", { class: "list", id: "h2h" },
+          h2h.length ? h("div", { class: "table-scroll" }, h("table", { class: "list", id: "h2h" },
             h("thead", {}, h("tr", {}, ["Opponent", "Played", "Won", "Drawn", "Lost", "Aborted", "Last"].map((t) => h("th", { scope: "col" }, t)))),
             h("tbody", {}, h2h.map((r) => h("tr", { "data-opponent": r.opponent_id },
               h("td", {}, playerLink(r.opponent_id, r.opponent_name || nameOf(r.opponent_id))), h("td", { class: "num" }, r.matches),
               h("td", { class: "num" }, r.wins), h("td", { class: "num" }, r.draws), h("td", { class: "num" }, r.losses),
               h("td", { class: "num" }, r.aborted || 0),
-              h("td", {}, h("a", { href: `/replay/${r.last_match_id}` }, day(r.last_played_at)))))))
+              h("td", {}, h("a", { href: `/replay/${r.last_match_id}` }, day(r.last_played_at))))))))
             : h("p", { class: "muted" }, "No finished match against anyone yet.")))));
 }
