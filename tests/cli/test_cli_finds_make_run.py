@@ -146,7 +146,7 @@ def test_without_make_run_the_commands_say_what_to_do_with_exit_status_2(
     tmp_path: Path,
 ) -> None:
     for args in (["audit", "--all"], ["export", "--ladder", LADDER, "--out", "o.jsonl"],
-                 ["worker", "--burst"], ["migrate"]):  # fmt: skip
+                 ["worker", "--burst"], ["migrate"], ["api", "--port", "0"]):  # fmt: skip
         done = matcha(tmp_path, *args)
         assert done.returncode == 2, (args, done.stderr)
         assert "make run" in done.stderr and "--database-url" in done.stderr, done.stderr
