@@ -24,7 +24,8 @@ The matches run in two worker processes (both cores). At the full size
 (2,000 matches per ruleset, 200 calibration matches per ruleset) it takes
 about 13 minutes on this 2-core machine when it is quiet, and up to twice that
 when the other engineers' runs load it; a reduced run (400 and 100) took 10
-minutes at a load average of 3 to 9. ``MATCHA_BENCH_BOTS_MATCHES`` and
+minutes (610 s) at a load average of 3 to 9, so the full size there is about
+50 minutes. ``make bench`` runs the full size. ``MATCHA_BENCH_BOTS_MATCHES`` and
 ``MATCHA_BENCH_BOTS_CALIBRATION`` set the sizes. Writes bench/results/bots.json.
 
     .venv/bin/python -m bench bots

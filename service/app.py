@@ -33,6 +33,7 @@ from anyio import to_thread
 from litestar import Litestar, Router
 from litestar.datastructures import State
 from litestar.di import Provide
+from litestar.exceptions import NotFoundException
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
@@ -350,6 +351,12 @@ MAX_BODY_BYTES = 1_000_000
 """Bigger bodies get 413 before they are read into memory or decoded."""
 
 
+def _not_found(request: Any, exc: Exception) -> Any:
+    """An unknown address: a browser gets the site's HTML 404 page, anyone else the
+    API's problem+json (the web client and the API are siblings; they meet here)."""
+    return web_routes.not_found_page(request) or EXCEPTION_HANDLERS[NotFoundException](request, exc)
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or load_settings()
     _route_lagging_reads(_route_handlers())
@@ -370,7 +377,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         route_handlers=_route_handlers(),
         state=AppState(),
         dependencies=DEPENDENCIES,
-        exception_handlers=EXCEPTION_HANDLERS,
+        exception_handlers={**EXCEPTION_HANDLERS, NotFoundException: _not_found},
         lifespan=[_lifespan],
         plugins=[*(plugin() for plugin in PLUGINS), ArrayLikeStructs(), HomogeneousTuples()],
         openapi_config=openapi,

@@ -19,7 +19,7 @@ COMMANDS: dict[str, str] = {
     "cluster": "service.cluster.command:cluster",
     "export": "workers.export:export",
     "keys": "service.evidence.cli:keys",
-    "migrate": "service.store.migrate:migrate_command",
+    "migrate": "service.cli_migrate:migrate_command",
     "run": "service.run:run",
     "schemas": "service.schema_export:schemas",
     "simulate": "service.simulate:simulate",

@@ -30,6 +30,8 @@ from service.store.ops import run
 APP_USER: Final = "matcha_app"
 """The role the service (and so these commands) logs in as on the embedded server."""
 APP_DATABASE: Final = "matcha"
+OWNER_USER: Final = "postgres"
+"""The embedded server's superuser, which owns the schema: ``matcha migrate`` logs in as it."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,8 +50,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def local_database_url(data_dir: Path) -> str | None:
-    """The URL of the PostgreSQL server ``matcha run`` keeps in ``data_dir``, if it runs.
+def local_database_url(data_dir: Path, user: str = APP_USER) -> str | None:
+    """The URL of the PostgreSQL server ``matcha run`` keeps in ``data_dir``, if it runs,
+    for ``user`` (the service's role; ``OWNER_USER`` to change the schema).
 
     ``postmaster.pid`` lines: pid, data folder, start time, port, socket folder, ...
     """
@@ -60,7 +63,7 @@ def local_database_url(data_dir: Path) -> str | None:
         return None
     if not _alive(pid) or not sockets:
         return None
-    return f"postgresql://{APP_USER}@/{APP_DATABASE}?host={sockets}&port={port}"
+    return f"postgresql://{user}@/{APP_DATABASE}?host={sockets}&port={port}"
 
 
 def local_redis_url(data_dir: Path) -> str | None:
@@ -85,12 +88,13 @@ def _not_running(what: str, option: str, env: str, data_dir: Path) -> click.Usag
     )
 
 
-def database_url(given: str | None, data_dir: Path | None) -> str:
-    """``given`` (the option or $DATABASE_URL), else ``make run``'s server; else exit 2."""
+def database_url(given: str | None, data_dir: Path | None, user: str = APP_USER) -> str:
+    """``given`` (the option or $DATABASE_URL), else ``make run``'s server (as ``user``);
+    else exit 2."""
     if given:
         return given
     folder = data_dir or default_data_dir()
-    found = local_database_url(folder)
+    found = local_database_url(folder, user)
     if found is None:
         raise _not_running("database", "--database-url", "DATABASE_URL", folder)
     return found

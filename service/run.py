@@ -180,4 +180,7 @@ def _start(
     click.echo(f"API:         {base}/ (pid {api.proc.pid}); docs at {base}/schema/swagger")
     click.echo(f"Admin token: {token}")
     click.echo(f"Data:        {data_dir}")
+    # A newcomer's next step is a console command in another terminal: say how it is spelt
+    # (the venv is not on their PATH; ./matcha at the root runs it, README "console commands").
+    click.echo("Commands:    ./matcha --help (in another terminal, at the repository's root)")
     click.echo(f"Matcha is running at {base}/ — press Ctrl-C to stop.", color=False)

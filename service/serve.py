@@ -13,6 +13,7 @@ import uvicorn
 
 from service.api.http_protocol import PROTOCOL, WS_MAX_MESSAGE_BYTES
 from service.app import create_app
+from service.cli_defaults import database_url, default_data_dir, local_redis_url
 from service.ops.stopping import DRAIN_S
 from service.settings import Settings, load_settings
 
@@ -61,7 +62,15 @@ def serve(settings: Settings | None, host: str, port: int, workers: int = 1) -> 
 )
 @click.option("--workers", type=int, default=1, show_default=True, help="uvicorn worker processes.")
 def api_command(host: str | None, port: int | None, workers: int) -> None:
-    """Serve the HTTP API (needs DATABASE_URL; REDIS_URL optional)."""
+    """Serve the HTTP API (DATABASE_URL, else `make run`'s database; REDIS_URL optional,
+    else `make run`'s Redis when it runs)."""
+    # Beside `make run`, like every console command: its servers when none is named.
+    if not os.environ.get("DATABASE_URL"):
+        os.environ["DATABASE_URL"] = database_url(None, None)
+    if not os.environ.get("REDIS_URL"):
+        found = local_redis_url(default_data_dir())
+        if found:
+            os.environ["REDIS_URL"] = found
     settings = load_settings()
     host = host or settings.api.host
     port = port or settings.api.port

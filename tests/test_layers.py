@@ -120,6 +120,7 @@ LAYERS: tuple[Layer, ...] = (
                 "cli",
                 "service.audit.cli",
                 "service.bots.cli",
+                "service.cli_migrate",
                 "service.evidence.cli",
                 "service.tournaments.cli",
                 "service.schema_export",

@@ -13,22 +13,35 @@ finish for up to ``JOB_GRACE_S``; then the job is cut short (a cold shutdown:
 its horse is killed, its transaction rolls back) and put back in its queue
 for the next worker, and the process ends within
 ``service.ops.stopping.STOP_DEADLINE_S``.
+
+A worker that dies without a stop (SIGKILL, the OOM killer) takes its children
+with it: its RQ scheduler process and its work horse ask the kernel for SIGKILL
+when their parent dies (``prctl(PR_SET_PDEATHSIG)``, Linux), so none is left
+under init holding the scheduler lock or a job's transaction. The next worker
+then takes the lock at once: a lock whose holder was a scheduler of this host
+that no longer runs is freed (token-checked) instead of waiting out its TTL.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import signal
+import socket
 import threading
 from collections.abc import Callable, Sequence
 from types import FrameType
+from typing import Any
 
 from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker, Worker
+from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
 from rq.job import Job, JobStatus
+from rq.scheduler import SCHEDULER_KEY_TEMPLATE, RQScheduler
+from rq.scripts import release_lock
 from tenacity import (
     RetryCallState,
     RetryError,
@@ -58,11 +71,132 @@ def redis_connection(url: str) -> Redis:
     return rq_cluster.connection(url, socket_connect_timeout=2.0, socket_keepalive=True)
 
 
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """In a child of ``parent_pid``: be killed (SIGKILL) when the parent dies, however
+    it dies. Linux only (elsewhere a no-op). If the parent is already gone (it died
+    between the fork and this call, so the kernel will never signal), exit now."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    if prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        log.warning("prctl(PR_SET_PDEATHSIG) failed: errno %d", ctypes.get_errno())
+        return
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _pid_runs(pid: int) -> bool:
+    """The process runs: it exists and is not a zombie (a killed orphan waits to be
+    reaped by init, which may take a while; it holds nothing any more)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):  # no /proc here: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def free_locks_of_dead_schedulers(redis: Redis, queue_names: Sequence[str]) -> list[str]:
+    """Free each queue's scheduler lock whose holder was a scheduler process on this
+    host that no longer runs; the queues freed. A holder elsewhere, or one whose record
+    expired, keeps its lock until RQ's TTL (nobody here can tell it is dead)."""
+    freed = []
+    host = socket.gethostname()
+    for name in queue_names:
+        key = RQScheduler.get_locking_key(name)
+        holder = redis.get(key)
+        if holder is None:
+            continue
+        token = _text(holder)
+        raw: dict[Any, Any] = redis.hgetall(SCHEDULER_KEY_TEMPLATE % token)
+        record = {_text(k): _text(v) for k, v in raw.items()}
+        pid = int(record.get("pid") or 0)
+        if record.get("hostname") != host or pid <= 0 or _pid_runs(pid):
+            log.debug("scheduler lock for %s is held by %s (%s)", name, token, record)
+            continue
+        if release_lock(redis, key, token):  # only if it still holds it
+            log.warning(
+                "scheduler lock for %s was held by scheduler %s (pid %d), which is gone; freed it",
+                name,
+                token,
+                pid,
+            )
+            freed.append(name)
+    return freed
+
+
+class DyingScheduler(RQScheduler):
+    """RQ's scheduler, whose process dies with the worker that started it, and which
+    takes over the locks a dead scheduler of this host left behind."""
+
+    _worker_pid = 0
+
+    def acquire_locks(self, auto_start: bool = False) -> set[str]:
+        free_locks_of_dead_schedulers(self.connection, sorted(self._queue_names))
+        locks: set[str] = super().acquire_locks(auto_start)  # type: ignore[no-untyped-call]
+        return locks
+
+    def start(self) -> Any:
+        self._worker_pid = os.getpid()
+        return super().start()  # type: ignore[no-untyped-call]
+
+    def work(self) -> None:  # in the scheduler's own (forked) process
+        die_with_parent(self._worker_pid)
+        super().work()  # type: ignore[no-untyped-call]
+
+
 class _Mixin:
     """What ``serve`` needs of an RQ worker: the job it was running when it failed,
-    and a stop request that reaches ``process_stop`` (and is bounded)."""
+    a stop request that reaches ``process_stop`` (and is bounded), and a scheduler
+    that dies with it."""
 
     interrupted: Job | None = None
+    scheduler: RQScheduler | None
+    connection: Redis
+
+    def _start_scheduler(
+        self,
+        burst: bool = False,
+        logging_level: str | None = "INFO",
+        date_format: str = DEFAULT_LOGGING_DATE_FORMAT,
+        log_format: str = DEFAULT_LOGGING_FORMAT,
+    ) -> None:
+        """RQ's ``Worker._start_scheduler`` (rq 2.x, 3.x), with ``DyingScheduler``."""
+        self.scheduler = scheduler = DyingScheduler(
+            self.queues,  # type: ignore[attr-defined]
+            connection=self.connection,
+            logging_level=logging_level if logging_level is not None else "INFO",
+            date_format=date_format,
+            log_format=log_format,
+            serializer=self.serializer,  # type: ignore[attr-defined]
+        )
+        scheduler.acquire_locks()
+        if not scheduler.acquired_locks:
+            return
+        if burst:
+            try:
+                scheduler.register_birth()
+                scheduler.enqueue_scheduled_jobs()  # type: ignore[no-untyped-call]
+            finally:
+                scheduler.release_locks()  # type: ignore[no-untyped-call]
+                scheduler.register_death()
+        else:
+            scheduler.start()
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         try:
@@ -78,7 +212,17 @@ class _Mixin:
 
 
 class ForkingWorker(_Mixin, Worker):
-    """``rq.Worker``: each job in a forked work horse."""
+    """``rq.Worker``: each job in a forked work horse, which dies with the worker."""
+
+    _worker_pid = 0
+
+    def fork_work_horse(self, job: Job, queue: Queue) -> None:
+        self._worker_pid = os.getpid()
+        super().fork_work_horse(job, queue)
+
+    def main_work_horse(self, job: Job, queue: Queue) -> None:  # in the horse
+        die_with_parent(self._worker_pid)
+        super().main_work_horse(job, queue)
 
 
 class InProcessWorker(_Mixin, SimpleWorker):
@@ -219,8 +363,11 @@ def install_stop_handlers() -> None:
 
 __all__ = [
     "JOB_GRACE_S",
+    "DyingScheduler",
     "ForkingWorker",
     "InProcessWorker",
+    "die_with_parent",
+    "free_locks_of_dead_schedulers",
     "install_stop_handlers",
     "redis_connection",
     "serve",

@@ -48,11 +48,14 @@ class LadderStanding(msgspec.Struct, frozen=True, kw_only=True):
 
 class PlayerRecord(msgspec.Struct, frozen=True, kw_only=True):
     matches: int
-    """Finished matches (annulled ones are not counted)."""
+    """Finished matches (annulled ones are not counted): wins + draws + losses + aborted."""
     wins: int
     draws: int
     losses: int
     live: int
+    aborted: int = 0
+    """Ended with no result because a seat made no first move in time (no-show): no
+    winner, yet not a draw, and unrated."""
 
 
 class PlayerProfile(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,6 +76,8 @@ class HeadToHead(msgspec.Struct, frozen=True, kw_only=True):
     losses: int
     last_match_id: str
     last_played_at: datetime
+    aborted: int = 0
+    """No-shows: no winner, not a draw (see ``PlayerRecord.aborted``)."""
 
 
 @get(
@@ -117,13 +122,16 @@ WHERE m.player_id IS NOT NULL OR r.player_id IS NOT NULL
 ORDER BY r.games DESC NULLS LAST, l.name
 """
 
+# An aborted match (a no-show) has no winner like a draw, but is no draw: counted apart.
 _RECORD_SQL = """
 SELECT count(*) FILTER (WHERE status = 'finished'),
        count(*) FILTER (WHERE status = 'finished' AND winner = seat),
-       count(*) FILTER (WHERE status = 'finished' AND winner IS NULL),
+       count(*) FILTER (WHERE status = 'finished' AND winner IS NULL AND NOT aborted),
        count(*) FILTER (WHERE status = 'finished' AND winner = 1 - seat),
-       count(*) FILTER (WHERE status = 'live')
-FROM (SELECT status, winner, CASE WHEN player0 = %(p)s THEN 0 ELSE 1 END AS seat
+       count(*) FILTER (WHERE status = 'live'),
+       count(*) FILTER (WHERE status = 'finished' AND aborted)
+FROM (SELECT status, winner, CASE WHEN player0 = %(p)s THEN 0 ELSE 1 END AS seat,
+             coalesce(end_reason = 'aborted', false) AS aborted
         FROM match_summaries WHERE player0 = %(p)s OR player1 = %(p)s) s
 """
 
@@ -155,7 +163,12 @@ async def player_profile(player_id: str, pool: AsyncConnectionPool) -> PlayerPro
         joined_at=found[3],
         ladders=ladders,
         record=PlayerRecord(
-            matches=counts[0], wins=counts[1], draws=counts[2], losses=counts[3], live=counts[4]
+            matches=counts[0],
+            wins=counts[1],
+            draws=counts[2],
+            losses=counts[3],
+            live=counts[4],
+            aborted=counts[5],
         ),
     )
 
@@ -180,10 +193,12 @@ def _standing(r: tuple[Any, ...]) -> LadderStanding:
 
 _H2H_SQL = """
 SELECT opponent, max(p.name), count(*),
-       count(*) FILTER (WHERE winner = seat), count(*) FILTER (WHERE winner IS NULL),
+       count(*) FILTER (WHERE winner = seat),
+       count(*) FILTER (WHERE winner IS NULL AND NOT aborted),
        count(*) FILTER (WHERE winner = 1 - seat),
-       (array_agg(match_id ORDER BY updated_at DESC))[1], max(updated_at)
-FROM (SELECT match_id, winner, updated_at,
+       (array_agg(match_id ORDER BY updated_at DESC))[1], max(updated_at),
+       count(*) FILTER (WHERE aborted)
+FROM (SELECT match_id, winner, updated_at, coalesce(end_reason = 'aborted', false) AS aborted,
              CASE WHEN player0 = %(p)s THEN 0 ELSE 1 END AS seat,
              CASE WHEN player0 = %(p)s THEN player1 ELSE player0 END AS opponent
         FROM match_summaries
@@ -224,6 +239,7 @@ async def head_to_head(
             losses=r[5],
             last_match_id=r[6],
             last_played_at=r[7],
+            aborted=r[8],
         )
         for r in rows
     ]

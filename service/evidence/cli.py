@@ -7,6 +7,7 @@ import click
 
 from service.evidence.config import EvidenceSettings, load_public_keys
 from service.evidence.keys import load_keyring, rotate
+from service.evidence.plugin import KEYS_POLL_S
 
 
 @click.group("keys")
@@ -24,7 +25,9 @@ def show() -> None:
 def rotate_command() -> None:
     """Retire the current signing key into the keyring and make a new one.
 
-    Restart the API processes afterwards; what the old key signed keeps verifying.
+    Running APIs that read these files (``make run``'s, deploy/'s mounts) sign with
+    the new key within seconds, without a restart; what the old key signed keeps
+    verifying.
     """
     settings = EvidenceSettings()
     if not settings.key_path.exists():
@@ -32,3 +35,8 @@ def rotate_command() -> None:
     retired, new = rotate(settings.key_path, settings.keyring_path)
     click.echo(f"retired key {retired.key_id}; now signing with {new.key_id}")
     click.echo(f"public keys: {settings.keyring_path} ({len(load_keyring(settings.keyring_path))})")
+    click.echo(
+        f"running APIs that read {settings.key_path} sign with {new.key_id} within"
+        f" {KEYS_POLL_S:.0f} s (no restart); an API given another copy of the key needs"
+        " that copy replaced (deploy/: update the secret; it is followed the same way)"
+    )

@@ -229,8 +229,8 @@ def rotate(key_path: Path, keyring_path: Path) -> tuple[PublicKey, PublicKey]:
     """Retire the current key into the keyring and make a new one: (retired, new).
 
     The retired private key is deleted: what it signed stays verifiable with
-    its public key, and nothing new can be signed with it. Running processes
-    keep the key they loaded until they restart (rotation is a restart).
+    its public key, and nothing new can be signed with it. Running APIs load the
+    new key within seconds (``service.evidence.plugin.follow_keys``).
     """
     old = load_signing_key(key_path)
     keyring = load_keyring(keyring_path)

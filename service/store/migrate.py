@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 import psycopg
 from yoyo import get_backend, read_migrations  # type: ignore[import-untyped]
 
@@ -53,20 +52,3 @@ def apply_migrations(url: str) -> None:
                 backend.connection.close()
         finally:
             guard.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
-
-
-@click.command("migrate")
-@click.option(
-    "--database-url",
-    envvar="DATABASE_URL",
-    required=True,
-    help="PostgreSQL URL of a role allowed to change the schema (default: $DATABASE_URL).",
-)
-def migrate_command(database_url: str) -> None:
-    """Apply the pending database migrations."""
-    pending = pending_migrations(database_url)
-    apply_migrations(database_url)
-    if pending:
-        click.echo(f"applied {len(pending)} migration(s): {', '.join(pending)}")
-    else:
-        click.echo("database is up to date")

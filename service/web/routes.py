@@ -1,9 +1,11 @@
 """Routes of the web client: the page addresses and ``/static/...``.
 
-Every page returns the same small HTML shell; ``static/main.js`` reads the
-address (``/``, ``/play/{id}``, ``/watch/{id}``, ``/replay/{id}?frame=N``,
-``/player/{id}``, ``/admin``, ``/admin/matches/{id}``) and draws that page from
-the JSON API, so the server keeps no page state. A new page is a handler here,
+Every page returns the same small HTML shell (one header, theme and navigation
+for the whole site); ``static/main.js`` reads the address (``/``, ``/play/{id}``,
+``/watch/{id}``, ``/replay/{id}?frame=N``, ``/player/{id}``, ``/admin``,
+``/admin/matches/{id}``, ``/practice``, ``/tournaments``, ``/tournaments/{id}``,
+``/ladders/{id}/seasons``) and draws that page from the JSON API, so the server
+keeps no page state. A new page is a handler here,
 a module in ``static/`` and one line in ``main.js``'s ``PAGES``.
 """
 
@@ -11,9 +13,9 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-from litestar import MediaType, Response, Router, get
+from litestar import MediaType, Request, Response, Router, get
 from litestar.datastructures import CacheControlHeader
 from litestar.static_files import create_static_files_router
 
@@ -32,6 +34,27 @@ def _shell() -> bytes:
 def _page() -> Response[bytes]:
     return Response(
         _shell(),
+        media_type=MediaType.HTML,
+        headers={"Cache-Control": _REVALIDATE.to_header()},
+    )
+
+
+_NOT_PAGES: Final = ("/api/", "/static/", "/schema", "/metrics", "/healthz", "/readyz")
+"""Addresses whose 404 stays problem+json whoever asks: the API's and the assets'."""
+
+
+def not_found_page(request: Request[Any, Any, Any]) -> Response[bytes] | None:
+    """A browser's 404 for an address that is no page: the site's own shell (one header
+    and navigation; ``static/main.js`` says "No such page"), with status 404. None for
+    anything else (an API client, an asset, an API address), which keeps problem+json."""
+    path = request.url.path
+    if path.startswith(_NOT_PAGES) or request.method not in ("GET", "HEAD"):
+        return None
+    if request.accept.best_match([MediaType.JSON, MediaType.HTML]) != MediaType.HTML:
+        return None
+    return Response(
+        _shell(),
+        status_code=404,
         media_type=MediaType.HTML,
         headers={"Cache-Control": _REVALIDATE.to_header()},
     )
@@ -61,29 +84,22 @@ def replay_page(match_id: str) -> Response[bytes]:
     return _page()
 
 
-@cache
-def _tournament_shell() -> bytes:
-    return (STATIC_DIR / "tournaments" / "index.html").read_bytes()
-
-
-def _tournament_page() -> Response[bytes]:
-    return Response(
-        _tournament_shell(),
-        media_type=MediaType.HTML,
-        headers={"Cache-Control": _REVALIDATE.to_header()},
-    )
-
-
 @get("/tournaments", include_in_schema=False, sync_to_thread=False)
 def tournaments_page() -> Response[bytes]:
-    """The tournament lobby: every tournament, and the organiser's form."""
-    return _tournament_page()
+    """The tournament lobby: every tournament, and (for organisers) the form."""
+    return _page()
 
 
 @get("/tournaments/{tournament_id:str}", include_in_schema=False, sync_to_thread=False)
 def tournament_page(tournament_id: str) -> Response[bytes]:
     """One tournament: standings with tie-breaks, each round's pairings, the crosstable."""
-    return _tournament_page()
+    return _page()
+
+
+@get("/practice", include_in_schema=False, sync_to_thread=False)
+def practice_page() -> Response[bytes]:
+    """Practice against a bot: a level, a ruleset, a seat; the match opens in /play."""
+    return _page()
 
 
 @get("/player/{player_id:str}", include_in_schema=False, sync_to_thread=False)
@@ -119,6 +135,7 @@ ROUTES: Final = [
             admin_page,
             tournaments_page,
             tournament_page,
+            practice_page,
             static_files,
         ],
         include_in_schema=False,

@@ -1,7 +1,7 @@
-"""The season archive page of a ladder, ``/ladders/{id}/seasons``: a shell of its
-own (``static/seasons.html``) whose module ``static/seasons.js`` draws the
-ladder's seasons, each season's standings and a player's ratings in a season
-from the JSON API. Mounted by ``service.app`` (its ``ROUTES`` list)."""
+"""The season archive page of a ladder, ``/ladders/{id}/seasons``: the site's one
+shell (``static/index.html``), where ``static/main.js`` loads ``static/seasons.js``
+to draw the ladder's seasons, each season's standings and a player's ratings in a
+season from the JSON API. Mounted by ``service.app`` (its ``ROUTES`` list)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ _REVALIDATE: Final = CacheControlHeader(no_cache=True)
 
 @cache
 def _shell() -> bytes:
-    return (STATIC_DIR / "seasons.html").read_bytes()
+    return (STATIC_DIR / "index.html").read_bytes()
 
 
 @get("/ladders/{ladder_id:str}/seasons", include_in_schema=False, sync_to_thread=False)

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from api_harness import Api, assert_problem
 from harness import play_out
+from litestar import Litestar
+from test_time_out_claims import BLITZ, claim, clocked, deadline_of
 
 from workers.ratings import update_ladder
 
@@ -22,6 +24,33 @@ async def _two_matches(api: Api, database_url: str) -> tuple[str, list[str], Any
     second = await api.pair(ladder, organiser, b, a)  # the other way round
     await play_out(api, second, (b, a), random.Random(2))
     return ladder, [first, second], a, b
+
+
+async def test_given_a_no_show_the_aborted_match_is_counted_aborted_never_drawn(
+    api: Api, app: Litestar
+) -> None:
+    now = clocked(app)
+    match_id, a, b = await api.new_match(clock=BLITZ)
+    mover = (await api.view(match_id, a))["to_move"]
+    now.at = await deadline_of(app, match_id, mover)
+    answer = await claim(api, match_id, b if mover == 0 else a)
+    assert answer.status_code == 200, answer.text  # type: ignore[attr-defined]
+
+    for who in (a, b):
+        record = (await api.get(f"/api/players/{who.id}", None)).json()["record"]
+        assert record == {
+            "matches": 1, "wins": 0, "draws": 0, "losses": 0, "live": 0, "aborted": 1,
+        }  # fmt: skip
+        [h2h] = (await api.get(f"/api/players/{who.id}/head-to-head", None)).json()
+        assert (h2h["matches"], h2h["wins"], h2h["draws"], h2h["losses"], h2h["aborted"]) == (
+            1, 0, 0, 0, 1,
+        )  # fmt: skip
+    [listed] = (await api.get("/api/matches", None, player=a.id)).json()
+    assert (listed["status"], listed["winner"], listed["end_reason"]) == (
+        "finished",
+        None,
+        "aborted",
+    )
 
 
 async def test_a_profile_gives_each_ladder_standing_and_the_record_and_h2h_counts_them(
@@ -39,6 +68,7 @@ async def test_a_profile_gives_each_ladder_standing_and_the_record_and_h2h_count
     assert profile["name"] == a.name and "player" in profile["roles"]
     assert profile["record"] == {
         "matches": 2, "wins": wins, "draws": draws, "losses": 2 - wins - draws, "live": 0,
+        "aborted": 0,
     }  # fmt: skip
     [standing] = profile["ladders"]
     board = (await api.get(f"/api/ladders/{ladder}/leaderboard", None)).json()["standings"]

@@ -134,11 +134,19 @@ def test_export_and_a_burst_worker_run_without_any_url(make_run_folder: Path) ->
     assert "caught up: archives 2, ratings 1, summaries 2" in worked.stdout
 
 
+def test_migrate_without_any_url_finds_make_runs_database_as_its_owner(
+    make_run_folder: Path,
+) -> None:
+    done = matcha(make_run_folder, "migrate")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "database is up to date"
+
+
 def test_without_make_run_the_commands_say_what_to_do_with_exit_status_2(
     tmp_path: Path,
 ) -> None:
     for args in (["audit", "--all"], ["export", "--ladder", LADDER, "--out", "o.jsonl"],
-                 ["worker", "--burst"]):  # fmt: skip
+                 ["worker", "--burst"], ["migrate"], ["api", "--port", "0"]):  # fmt: skip
         done = matcha(tmp_path, *args)
         assert done.returncode == 2, (args, done.stderr)
         assert "make run" in done.stderr and "--database-url" in done.stderr, done.stderr

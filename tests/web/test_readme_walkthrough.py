@@ -1,8 +1,12 @@
-"""README.md's curl walkthrough runs as written against a live server, so it cannot drift.
+"""README.md's walkthroughs run as written, the way a newcomer runs them, so they cannot drift.
 
-The commands are read from README.md itself (tests/web/readme_walkthrough.py), the
-README's address is replaced by this test's server, and ``var/admin-token`` is where
-`make run` keeps it. Every answer must have the shape the README shows.
+The commands are read from README.md itself (tests/web/readme_walkthrough.py): the
+curl walkthrough, the clocks, and the console commands after ``make run``. They run
+in a new bash session without the virtualenv on its PATH, in a temporary folder
+where ``./matcha run`` is running (its own PostgreSQL, Redis, API and worker in
+``var/``), with no DATABASE_URL or REDIS_URL: every ``./matcha`` command must find
+that folder's servers by itself. Every answer must have the shape the README shows,
+and every line of prose a console command prints there must be one it prints.
 """
 
 from __future__ import annotations
@@ -11,30 +15,46 @@ import json
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
-from readme_walkthrough import run, same_shape, steps
-from web_server import Api
+from readme_walkthrough import make_run, run, said, same_shape, steps
+
+from service.embedded import free_port
+
+pytestmark = pytest.mark.slow
 
 
-def test_the_readme_walkthrough_plays_a_whole_match_as_written(api: Api, tmp_path: Path) -> None:
+def test_the_readme_walkthroughs_run_as_written_from_a_new_shell_beside_make_run(
+    tmp_path: Path,
+) -> None:
     if shutil.which("jq") is None or shutil.which("curl") is None:
         pytest.skip("the walkthrough needs curl and jq (apt-get install -y curl jq)")
-    assert len(steps()) > 20, "the README's walkthrough block was not found"
-    (tmp_path / "var").mkdir()
-    (tmp_path / "var" / "admin-token").write_text(api.admin_token + "\n")
+    assert len(steps()) > 30, "the README's walkthrough blocks were not found"
 
-    results = run(api.base, tmp_path)
+    with make_run(tmp_path, free_port()) as service:
+        results = run(service.base, tmp_path)
 
-    for step, got in results:
-        assert bool(got) == bool(step.shown), (step.command, got)
-        shown = [line for line in step.shown if not line.startswith("...")]
-        for expected, actual in zip(shown, got, strict=False):
-            assert same_shape(expected, actual), (step.command, expected, actual)
-        for line in got:
-            assert '"status":5' not in line, (step.command, line)  # never a 5xx
-    # It read who moves first instead of assuming a seat, and the match is over.
-    [refusal] = [got for step, got in results if step.command.startswith("curl -sS -i")]
-    assert refusal[0].startswith("HTTP/1.1 422") and '"code":"not_your_turn"' in refusal[-1]
-    match = json.loads((tmp_path / "match.json").read_text())
-    listed = api.call("GET", "/api/matches", params={"player": match["players"][0]})
-    assert isinstance(listed, list) and listed[0]["status"] == "finished"
+        for ran in results:
+            got = ran.out + ran.err
+            assert bool(got) == bool(ran.step.shown), (ran.step.command, got)
+            for line in got:
+                assert "command not found" not in line, (ran.step.command, line)
+                assert '"status":5' not in line, (ran.step.command, line)  # never a 5xx
+            if ran.step.command.lstrip("( ").startswith(("./matcha", "R=$PWD")):
+                for expected in ran.step.shown:
+                    assert said(expected, got), (ran.step.command, expected, got)
+                continue
+            shown = [line for line in ran.step.shown if not line.startswith("...")]
+            for expected, actual in zip(shown, ran.out, strict=False):
+                assert same_shape(expected, actual), (ran.step.command, expected, actual)
+        # It read who moves first instead of assuming a seat, and the match is over.
+        [refusal] = [r.out for r in results if r.step.command.startswith("curl -sS -i")]
+        assert refusal[0].startswith("HTTP/1.1 422") and '"code":"not_your_turn"' in refusal[-1]
+        # The files it wrote are in its own temporary folder ($TMPDIR), none beside ./matcha.
+        [match_file] = list(tmp_path.glob("tmp.*/match.json"))
+        match = json.loads(match_file.read_text())
+        listed = httpx.get(
+            service.base + "/api/matches", params={"player": match["players"][0]}, timeout=10
+        ).json()
+        assert listed and all(m["status"] == "finished" for m in listed), listed
+        assert not list(tmp_path.glob("*.json")) and not list(tmp_path.glob("*.jsonl"))

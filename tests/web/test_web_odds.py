@@ -84,3 +84,38 @@ def test_a_spectator_sees_the_odds_bar_move_and_a_player_never_sees_it(
     for page in (spectator, replay):
         page.close()
     context.close()
+
+
+def test_given_no_estimate_for_a_frame_the_replay_says_so_after_a_few_asks_never_a_loop(
+    browser: Any, api: Api, app_url: str, screenshots: Path
+) -> None:
+    from test_web_every_page import _play
+
+    _, match_id, (alice, bob) = api.alice_and_bob("No odds", "duel")
+    _play(api, match_id, [alice["token"], bob["token"]], random.Random(3))
+    asked: list[str] = []
+
+    def pending_forever(route: Any) -> None:
+        asked.append(route.request.url)
+        route.fulfill(
+            status=404,
+            content_type="application/problem+json",
+            body='{"status":404,"code":"estimate_pending","detail":"No estimate yet."}',
+        )
+
+    page = browser.new_page()
+    page.route("**/win-probability*", pending_forever)
+    page.goto(f"{app_url}/replay/{match_id}?frame=2")
+    page.wait_for_selector("#odds[data-unavailable]", timeout=30_000)
+    assert "No odds for this moment" in page.inner_text("#odds")
+    at_two = [u for u in asked if u.endswith("version=2")]
+    assert len(at_two) == 4, asked  # asked, then three more times, then shown as none
+    page.screenshot(path=str(screenshots / "replay-no-odds.png"))
+    # Back on that frame later: the page remembers, it does not ask again.
+    scrub = "(e, n) => { e.value = n; e.dispatchEvent(new Event('input')); }"
+    page.eval_on_selector("#scrub", scrub, 3)
+    page.wait_for_selector("#what:not([data-type='hand_dealt'])")
+    page.eval_on_selector("#scrub", scrub, 2)
+    page.wait_for_selector("#odds[data-unavailable]")
+    assert len([u for u in asked if u.endswith("version=2")]) == 4, asked
+    page.close()

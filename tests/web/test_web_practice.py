@@ -45,4 +45,10 @@ def test_a_player_starts_a_practice_match_from_the_lobby_and_the_bot_answers(
     else:
         pytest.fail("the bot never played a card")
     wait_version(page, log[-1]["version"])  # and the page shows it
+    # The bot plays from the server and never opens the match's socket, yet it is never
+    # "away": no "has left the match" notice, and its seat shows it connected.
+    page.wait_for_selector(".dot", timeout=15_000)  # the live stream's presence is in
+    assert page.query_selector("#opponent-away") is None, page.inner_text("#opponent-away")
+    dots = page.eval_on_selector_all(".dot", "ds => ds.map(d => d.classList.contains('on'))")
+    assert dots == [True, True], dots
     context.close()

@@ -107,7 +107,9 @@ function matchRow(s) {
       h("a", { class: "btn small", href: `/watch/${s.match_id}` }, "Watch")]
     : h("a", { class: "btn small", href: `/replay/${s.match_id}` }, "Replay");
   const result = s.status === "finished"
-    ? (s.winner === null || s.winner === undefined ? "draw" : `${nameOf(s.players[s.winner])} won`)
+    // A no-show has no winner either, but it is no draw: it was aborted, unrated.
+    ? (s.end_reason === "aborted" ? "aborted"
+      : s.winner === null || s.winner === undefined ? "draw" : `${nameOf(s.players[s.winner])} won`)
     : s.status === "annulled" ? "annulled" : `hand ${s.hand}`;
   const [sa, sb] = scores(s);
   return h("tr", { "data-match": s.match_id, "data-status": s.status },
@@ -146,7 +148,7 @@ export async function lobbyPage(root, account) {
     const mine = me ? current.filter((s) => s.players.includes(me.id)) : [];
     const play = [
       signInPanel(() => { account(); full(); }),
-      h("p", {}, h("a", { class: "btn", href: "/static/practice.html", id: "practice-link" }, "Practice against a bot")),
+      h("p", {}, h("a", { class: "btn", href: "/practice", id: "practice-link" }, "Practice against a bot")),
       mine.length ? h("section", { class: "panel", id: "my-matches" }, h("h2", {}, "Your matches"), matchTable("mine", mine, "", "Your live matches")) : null,
       h("section", { class: "panel" }, h("h2", {}, "Find a match"),
         ladders.length ? h("ul", { class: "plain" }, ladders.map((l) => playRow(l, members.get(l.id) || [], full)))

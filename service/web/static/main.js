@@ -11,12 +11,17 @@ export const PAGES = [
   [/^\/player\/([^/]+)$/, "./player.js", "playerPage", "Player"],
   [/^\/admin\/matches\/([^/]+)$/, "./admin_match.js", "adminMatchPage", "Audit"],
   [/^\/admin\/?$/, "./admin.js", "adminPage", "Disputes"],
+  [/^\/practice\/?$/, "./practice.js", "practicePage", "Practice"],
+  [/^\/tournaments\/?$/, "./tournaments/tournaments.js", "tournamentsPage", "Tournaments"],
+  [/^\/tournaments\/([^/]+)$/, "./tournaments/tournaments.js", "tournamentsPage", "Tournament"],
+  [/^\/ladders\/([^/]+)\/seasons$/, "./seasons.js", "seasonsPage", "Seasons"],
   [/^\/?$/, "./lobby.js", "lobbyPage", "Lobby"],
 ];
 
 const NAV = [
   ["/", "Lobby"],
   ["/tournaments", "Tournaments"],
+  ["/practice", "Practice", (me) => !!me],
   ["/admin", "Disputes", (me) => me && (me.roles || []).includes("admin")],
 ];
 
@@ -25,7 +30,7 @@ export function account() {
   const me = auth.me;
   const links = document.getElementById("site-nav");
   fill(links, NAV.filter(([, , show]) => !show || show(me)).map(([href, text]) =>
-    h("a", { href, "aria-current": location.pathname === href ? "page" : null }, text)));
+    h("a", { href, "aria-current": (href === "/" ? location.pathname === "/" : location.pathname.startsWith(href)) ? "page" : null }, text)));
   fill(nav, me
     ? [h("a", { id: "signed-in", href: `/player/${encodeURIComponent(me.id)}`, "data-player": me.id },
       h("span", { class: "sr" }, "Signed in as "), h("b", {}, me.name)),

@@ -9,7 +9,7 @@ import { flyTokens } from "./fly.js";
 import { follow } from "./live.js";
 import { oddsBar } from "./odds.js";
 import { keepReceipt, receiptsLink } from "./receipts.js";
-import { learnMatch, nameOf, playerLink } from "./names.js";
+import { isBot, learnMatch, nameOf, playerLink } from "./names.js";
 import { clockBar, tickClocks, timeControlText } from "./clocks.js";
 import { bottomSeat, canPass, legalPlays, PLACE, renderTable, seatName, status } from "./table.js";
 
@@ -204,6 +204,7 @@ export async function matchPage(root, matchId, mode) {
   function opponentAway() {
     if (mode !== "play" || typeof view.viewer !== "number" || view.phase === "ended") return null;
     if (!ui.presence || ui.presence.players[1 - view.viewer]) return null;
+    if (isBot(view.seats[1 - view.viewer].player)) return null; // a bot is always there
     const who = nameOf(view.seats[1 - view.viewer].player);
     return h("p", { class: "panel notice", id: "opponent-away", role: "status" },
       `${who} has left the match. `,

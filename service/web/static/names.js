@@ -40,5 +40,20 @@ export async function learnLadder(ladderId) {
   }
 }
 
-/** Learn the names of a match's players. */
-export const learnMatch = (ids) => learnIds(ids);
+const bots = new Set();
+let botsAsked = null;
+
+/** The bots' player ids (GET /api/bots, once, best effort). A bot plays from the
+ * server and never opens the match's socket, so presence never counts it: it is
+ * never "away", and a practice match must not say it left. */
+export function learnBots() {
+  botsAsked ||= api("/api/bots", { anonymous: true })
+    .then((list) => { for (const b of list) bots.add(b.player_id); })
+    .catch(() => { botsAsked = null; });
+  return botsAsked;
+}
+
+export const isBot = (id) => bots.has(id);
+
+/** Learn the names of a match's players, and which of them are bots. */
+export const learnMatch = (ids) => Promise.all([learnIds(ids), learnBots()]);

@@ -5,8 +5,14 @@ import { h } from "./dom.js";
 
 const pct = (x) => `${Math.round(100 * x)}%`;
 
-/** odds: {p: [p0, p1], version}; names: [seat 0's name, seat 1's name]. */
+/** odds: {p: [p0, p1], version}, or {unavailable: why} when the service has none
+ * (the estimate failed or was never made); names: [seat 0's name, seat 1's name]. */
 export function oddsBar(odds, names) {
+  if (odds && odds.unavailable) {
+    return h("div", { class: "odds unavailable", id: "odds", "data-unavailable": odds.unavailable,
+      "aria-label": "Win probability: none for this moment" },
+    h("small", { class: "muted" }, "No odds for this moment: the service could not estimate them."));
+  }
   if (!odds || !odds.p) {
     return h("div", { class: "odds pending", id: "odds", "aria-label": "Win probability: not estimated yet" },
       h("small", { class: "muted" }, "Estimating the odds…"));

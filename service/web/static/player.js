@@ -34,6 +34,7 @@ async function ladderCard(playerId, s) {
 
 function resultFor(playerId, m) {
   if (m.status === "annulled") return "annulled";
+  if (m.end_reason === "aborted") return "aborted"; // a no-show: no winner, yet no draw
   if (m.winner === null || m.winner === undefined) return "draw";
   return m.players[m.winner] === playerId ? "won" : "lost";
 }
@@ -60,6 +61,7 @@ export async function playerPage(root, playerId) {
     h("div", { class: "match-head" }, h("h1", { id: "player-name" }, profile.name),
       profile.roles.filter((r) => r !== "player").map((r) => h("span", { class: "badge" }, r))),
     h("p", { class: "muted", id: "record" }, `${rec.matches} finished match${rec.matches === 1 ? "" : "es"}: ${rec.wins} won, ${rec.draws} drawn, ${rec.losses} lost`,
+      rec.aborted ? `, ${rec.aborted} aborted` : "",
       rec.live ? ` · ${rec.live} being played` : "", ` · playing since ${day(profile.joined_at)}`),
     h("div", { class: "player-grid" },
       h("div", {}, cards.length ? cards : h("p", { class: "panel muted" }, "Not on any ladder yet.")),
@@ -76,11 +78,12 @@ export async function playerPage(root, playerId) {
                   : h("a", { class: "btn small", href: `/replay/${m.match_id}` }, "Replay")));
             }))) : h("p", { class: "muted" }, "No matches yet.")),
         h("section", { class: "panel", "aria-labelledby": "h2h-h" }, h("h2", { id: "h2h-h" }, "Head to head"),
-          h2h.length ? h("table", { class: "list", id: "h2h" },
-            h("thead", {}, h("tr", {}, ["Opponent", "Played", "Won", "Drawn", "Lost", "Last"].map((t) => h("th", { scope: "col" }, t)))),
+          h2h.length ? h("div", { class: "table-scroll" }, h("table", { class: "list", id: "h2h" },
+            h("thead", {}, h("tr", {}, ["Opponent", "Played", "Won", "Drawn", "Lost", "Aborted", "Last"].map((t) => h("th", { scope: "col" }, t)))),
             h("tbody", {}, h2h.map((r) => h("tr", { "data-opponent": r.opponent_id },
               h("td", {}, playerLink(r.opponent_id, r.opponent_name || nameOf(r.opponent_id))), h("td", { class: "num" }, r.matches),
               h("td", { class: "num" }, r.wins), h("td", { class: "num" }, r.draws), h("td", { class: "num" }, r.losses),
-              h("td", {}, h("a", { href: `/replay/${r.last_match_id}` }, day(r.last_played_at)))))))
+              h("td", { class: "num" }, r.aborted || 0),
+              h("td", {}, h("a", { href: `/replay/${r.last_match_id}` }, day(r.last_played_at))))))))
             : h("p", { class: "muted" }, "No finished match against anyone yet.")))));
 }

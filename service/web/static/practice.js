@@ -6,7 +6,8 @@ const choice = (id, label, options) => h("p", { class: "row" },
   h("label", { for: id }, label),
   h("select", { id }, options.map(([value, text]) => h("option", { value }, text))));
 
-async function practicePage(root) {
+/** The page main.js draws for /practice. */
+export async function practicePage(root) {
   if (!auth.me) {
     fill(root, h("h1", {}, "Practice against a bot"),
       h("p", {}, h("a", { href: "/#sign-in" }, "Sign in"), " first: a practice match is yours to play."));
@@ -38,4 +39,3 @@ async function practicePage(root) {
       h("button", { class: "btn primary", type: "submit", disabled: bots.length ? null : true }, "Start")));
 }
 
-practicePage(document.getElementById("app"));

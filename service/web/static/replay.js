@@ -72,15 +72,24 @@ export async function replayPage(root, matchId) {
   let event = null;
   // The odds after each frame, as a spectator could have judged them then: never
   // from the replay's own frames, which may show the hands.
+  // A frame's odds are asked once; while the estimate is pending (404) asked again a
+  // few times, a little later each time; then, or on any other refusal, the bar says
+  // there are none for this frame (a state shown, never a loop of requests).
   const odds = new Map();
-  const oddsAt = (n, retry = 2) => {
-    if (odds.has(n)) return;
+  const ODDS_TRIES = 4;
+  const oddsAt = (n, tries = ODDS_TRIES) => {
+    if (odds.has(n) && tries === ODDS_TRIES) return;
     odds.set(n, null);
     api(`${base}/win-probability?version=${n}`, { anonymous: true })
       .then((o) => { odds.set(n, o); if (at === n) draw(); })
       .catch((e) => {
-        odds.delete(n);
-        if (e.status === 404 && retry > 0) setTimeout(() => { if (at === n) oddsAt(n, retry - 1); }, 1500);
+        const pending = e.status === 404 && e.code === "estimate_pending" && tries > 1;
+        if (pending) {
+          setTimeout(() => oddsAt(n, tries - 1), 1000 * (ODDS_TRIES - tries + 1));
+          return;
+        }
+        odds.set(n, { unavailable: e.status === 404 ? "not_estimated" : e.code || "failed" });
+        if (at === n) draw();
       });
   };
 

@@ -89,11 +89,9 @@ function scheduleForm(ladder, redraw) {
   h("button", { class: "btn primary", type: "submit" }, "Schedule"));
 }
 
-async function page() {
-  const root = document.getElementById("app");
+/** The page main.js draws for /ladders/{ladderId}/seasons. */
+export async function seasonsPage(root, ladderId) {
   const me = auth.me;
-  fill(document.getElementById("account"), me ? h("span", { id: "signed-in" }, "Signed in as ", h("b", {}, me.name)) : h("a", { href: "/#sign-in" }, "Sign in"));
-  const ladderId = decodeURIComponent(location.pathname.split("/")[2] || "");
   const draw = async () => {
     try {
       const [ladder, seasons, members] = await Promise.all([
@@ -118,5 +116,3 @@ async function page() {
   };
   await draw();
 }
-
-page();

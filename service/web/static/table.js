@@ -4,7 +4,7 @@
 // it gave (from the viewer's own reveal events, `ui.reveals`).
 import { h, icon, plural } from "./dom.js";
 import { back, card, cardName, KIND_SYMBOL, KINDS, rankOf, suitOf, token } from "./cards.js";
-import { nameOf, playerLink } from "./names.js";
+import { isBot, nameOf, playerLink } from "./names.js";
 
 export const PLACE = { 1: "left", 2: "middle", 3: "right" };
 
@@ -153,7 +153,8 @@ function seatPanel(view, seat, ui, pos) {
   const s = view.seats[seat];
   const full = scale(view.ruleset);
   const near = Math.max(0, full - s.tokens_to_qualify);
-  const online = ui.presence ? ui.presence.players[seat] : null;
+  // A bot plays from the server, never over the match's socket: it is always here.
+  const online = ui.presence ? ui.presence.players[seat] || isBot(s.player) : null;
   const playing = view.phase === "playing";
   const ended = view.phase === "ended";
   const badge = (on, text, cls = "") => (on ? h("span", { class: `badge ${cls}` }, text) : null);

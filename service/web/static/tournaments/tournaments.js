@@ -1,10 +1,14 @@
 // Tournament pages: the lobby (/tournaments) and one tournament (/tournaments/{id}):
 // standings with tie-break columns, each round's pairings, the crosstable, live
-// over Server-Sent Events. Reads only the public JSON API; the signed-in player's
-// token is the one the main client keeps (localStorage "matcha.token").
+// over Server-Sent Events. Drawn in the site's one shell by main.js (its header,
+// theme and navigation); reads the JSON API with the token the client keeps.
+import { auth, refreshMe } from "../api.js";
+
 const enc = encodeURIComponent;
-const token = () => localStorage.getItem("matcha.token") || "";
-const me = () => { try { return JSON.parse(localStorage.getItem("matcha.me") || "null"); } catch { return null; } };
+const token = () => auth.token || "";
+const me = () => auth.me;
+/** Organisers (and admins) may create a tournament; nobody else is shown the form. */
+const organises = (who) => !!who && (who.roles || []).some((r) => r === "organiser" || r === "admin");
 
 function h(tag, attrs = {}, ...kids) {
   const el = document.createElement(tag);
@@ -59,7 +63,9 @@ const playerLink = (playerId, name) => h("a", { href: `/player/${enc(playerId)}`
 
 async function lobby(root) {
   document.title = "Matcha · tournaments";
-  const list = await api("/api/tournaments?limit=200");
+  // The roles as the service has them now (an admin may have just named an organiser).
+  const [list, fresh] = await Promise.all([api("/api/tournaments?limit=200"), refreshMe()]);
+  const who = fresh || me();
   const rows = list.map((t) => h("tr", { "data-tournament": t.id },
     h("td", {}, h("a", { href: `/tournaments/${enc(t.id)}` }, t.name)),
     h("td", {}, fmtText(t)), h("td", { class: "num" }, t.players),
@@ -70,7 +76,10 @@ async function lobby(root) {
       ? h("table", { id: "tournament-list" }, h("thead", {}, h("tr", {}, h("th", {}, "Name"), h("th", {}, "Format"),
           h("th", { class: "num" }, "Players"), h("th", {}, "Stage"))), h("tbody", {}, rows))
       : h("p", { class: "muted" }, "No tournaments yet.")),
-    me() ? await createForm() : h("p", { class: "muted" }, "Sign in on the main page to join or organise."));
+    organises(who) ? await createForm()
+      : h("p", { class: "muted", id: "organise-note" }, who
+        ? "Open a tournament to join it. Organisers create them here; an admin names the organisers."
+        : "Sign in on the main page to join a tournament."));
 }
 
 async function createForm() {
@@ -84,7 +93,7 @@ async function createForm() {
   const bye = h("select", { id: "t-bye" }, ["1", "0.5", "0"].map((v) => h("option", { value: v }, v)));
   const cycles = h("select", { id: "t-cycles" }, h("option", { value: 1 }, "single"), h("option", { value: 2 }, "double"));
   const minutes = h("input", { id: "t-minutes", type: "number", min: 1, value: 60 });
-  const tbs = h("input", { id: "t-tiebreaks", size: 50, placeholder: "default: the format's usual order" });
+  const tbs = h("input", { id: "t-tiebreaks", class: "wide", placeholder: "default: the format's usual order" });
   const form = h("form", { class: "panel", id: "create-tournament", onsubmit: act(async () => {
     const type = kind.value;
     const format = type === "swiss" ? { type, rounds: Number(rounds.value), bye_points: Number(bye.value) }
@@ -234,17 +243,16 @@ async function tournamentPage(root, id) {
   });
 }
 
-async function route() {
-  const who = me();
-  document.getElementById("who").textContent = who ? `Signed in as ${who.name}` : "";
-  const root = document.getElementById("app");
-  const [, , id] = location.pathname.split("/").map(decodeURIComponent);
+/** The page main.js draws for /tournaments (no id) and /tournaments/{id}. */
+export async function tournamentsPage(root, id) {
+  if (!document.querySelector("link[data-tournaments]")) {
+    document.head.append(h("link", { rel: "stylesheet", href: "/static/tournaments/tournaments.css", "data-tournaments": true }));
+  }
+  root.classList.add("t-page");
   try {
-    if (id) await tournamentPage(root, id);
+    if (typeof id === "string") await tournamentPage(root, id); // (main.js passes its account() after)
     else await lobby(root);
   } catch (err) {
     root.replaceChildren(h("p", { class: "error" }, err.message));
   }
 }
-
-route();
