@@ -121,6 +121,7 @@ LAYERS: tuple[Layer, ...] = (
                 "service.audit.cli",
                 "service.bots.cli",
                 "service.evidence.cli",
+                "service.evidence.vectors",
                 "service.tournaments.cli",
                 "service.schema_export",
                 "service.simulate",
