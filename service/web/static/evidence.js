@@ -343,8 +343,10 @@ export async function verifyRecord(record, { keys = null, receipts = [] } = {}) 
   const matchId = record.headers && record.headers.match_id;
   if (!events.length) problem("no_events", "the record has no events");
 
+  // The hash each event claims, by version: what receipts are held against (a broken
+  // chain is its own problem; a receipt still shows a cut or a rewrite past it).
+  const hashes = new Map(events.map((e) => [e.version, e.hash]));
   // §2, §3: the chain, stopping at its first break (what follows a break proves nothing).
-  const hashes = new Map();
   let prev = GENESIS;
   for (let i = 0; i < events.length; i += 1) {
     const e = events[i];
@@ -359,7 +361,6 @@ export async function verifyRecord(record, { keys = null, receipts = [] } = {}) 
       break;
     }
     if (hash !== e.hash) { problem("hash_mismatch", `event ${e.version}: its hash does not match its content`); break; }
-    hashes.set(e.version, e.hash);
     prev = e.hash;
   }
   if (!problems.length) checked.push(`chain: ${events.length} events, every hash recomputed`);
