@@ -54,10 +54,14 @@ from service.engine.turns import must_keep
 from service.evidence import merkle
 from service.evidence.checkpoints import (
     Checkpoint,
+    ConsistencyProof,
     InclusionProof,
     Leaf,
     checkpoint_message,
+    consistency_problem,
+    history_leaf,
     leaf_data,
+    sign_checkpoint,
     tree_leaves,
 )
 from service.evidence.fields import field_table, markdown, table_json
@@ -145,27 +149,20 @@ def _other_leaves() -> dict[str, Leaf]:
 
 
 def _checkpoint(signer: SigningKey, leaves: dict[str, Leaf], match_id: str) -> InclusionProof:
+    """The match in checkpoint 7, a ``matcha-checkpoint/2`` whose history holds the
+    five leaves in tree order (as the first checkpoint of a log would)."""
     ids, hashes = tree_leaves(leaves)
-    head = merkle.root(hashes)
-    issued_at = format_recorded_at(START + timedelta(minutes=10))
-    message = checkpoint_message(
+    history = merkle.History()
+    for h in hashes:
+        history.append(h)
+    checkpoint = sign_checkpoint(
+        signer,
         origin=ORIGIN,
         sequence=7,
-        tree_size=len(hashes),
-        root=head,
+        leaves=leaves,
         position=1234,
-        issued_at=issued_at,
-        key_id=signer.key_id,
-    )
-    checkpoint = Checkpoint(
-        origin=ORIGIN,
-        sequence=7,
-        tree_size=len(hashes),
-        root=head.hex(),
-        position=1234,
-        issued_at=issued_at,
-        key_id=signer.key_id,
-        signature=base64.b64encode(signer.sign(message)).decode(),
+        history=history,
+        issued_at=format_recorded_at(START + timedelta(minutes=10)),
     )
     index = ids.index(match_id)
     return InclusionProof(
@@ -174,6 +171,69 @@ def _checkpoint(signer: SigningKey, leaves: dict[str, Leaf], match_id: str) -> I
         leaf_index=index,
         path=[h.hex() for h in merkle.inclusion_proof(hashes, index)],
     )
+
+
+def _history_leaves(n: int, salt: str) -> list[Leaf]:
+    """``n`` made-up leaves as a checkpoint log appends them (matches moving on)."""
+    return [
+        Leaf(f"vector-{salt}-{i % 4}", i + 1, hashlib.sha256(f"{salt} {i}".encode()).hexdigest())
+        for i in range(n)
+    ]
+
+
+def consistency_vectors(signer: SigningKey) -> dict[str, Any]:
+    """A checkpoint log's history of 11 leaves with checkpoints at 4, 5 and 11 leaves,
+    the proofs between them, and a log rewritten between two checkpoints: the proof
+    its service can offer from the checkpoint a player kept does not verify."""
+    leaves = _history_leaves(11, "history")
+    history = merkle.History()
+    signed: dict[int, Checkpoint] = {}
+    at = {4: 1, 5: 2, 11: 3}
+    for i, leaf in enumerate(leaves, start=1):
+        history.append(history_leaf(leaf))
+        if i in at:
+            signed[i] = sign_checkpoint(
+                signer,
+                origin=ORIGIN,
+                sequence=at[i],
+                leaves={leaf.match_id: leaf for leaf in leaves[:i]},
+                position=100 * i,
+                history=history,
+                issued_at=format_recorded_at(START + timedelta(hours=1, minutes=i)),
+            )
+
+    def proof(a: int, b: int, tree: merkle.History, second: Checkpoint) -> ConsistencyProof:
+        path = tree.consistency_proof(a, b)
+        return ConsistencyProof(first=signed[a], second=second, path=[h.hex() for h in path])
+
+    # The rewrite: leaf 3 (inside checkpoint 1) dropped, the rest appended again, and
+    # a checkpoint 3 signed over that history (the service's own key: it lies).
+    rewritten = [*leaves[:2], *leaves[3:]]
+    cut = merkle.History()
+    for leaf in rewritten:
+        cut.append(history_leaf(leaf))
+    forged = sign_checkpoint(
+        signer,
+        origin=ORIGIN,
+        sequence=3,
+        leaves={leaf.match_id: leaf for leaf in rewritten},
+        position=1100,
+        history=cut,
+        issued_at=format_recorded_at(START + timedelta(hours=1, minutes=11)),
+    )
+    return {
+        "history": [{"leaf": leaf, "leaf_hash": history_leaf(leaf).hex()} for leaf in leaves],
+        "holds": [
+            proof(4, 11, history, signed[11]),
+            proof(5, 11, history, signed[11]),
+            proof(4, 5, history, signed[5]),
+        ],
+        "cut": {
+            "proof": proof(4, len(rewritten), cut, forged),
+            "reason": "not_consistent",
+            "what": "leaf 3 removed between checkpoints 1 and 3; checkpoint 3 re-signed",
+        },
+    }
 
 
 def _record(signer: SigningKey, match_id: str, events: list[tuple[Event, str]]) -> MatchRecord:
@@ -578,9 +638,18 @@ def build() -> dict[Path, bytes]:
                 position=cp.position,
                 issued_at=cp.issued_at,
                 key_id=cp.key_id,
+                history_size=cp.history_size,  # type: ignore[arg-type]
+                history_root=bytes.fromhex(cp.history_root),  # type: ignore[arg-type]
             ).hex(),
         }
     )
+    consistency = consistency_vectors(signer)
+    for held in consistency["holds"]:
+        if consistency_problem(held, keyring) is not None:
+            raise AssertionError(f"a consistency vector does not hold: {held}")
+    if consistency_problem(consistency["cut"]["proof"], keyring) is None:
+        raise AssertionError("the proof over a cut log verifies")
+    files[VECTORS / "checkpoint-consistency.json"] = _json(consistency)
     files[VECTORS / "record-good.json"] = _json(good)
     files[VECTORS / "forged.json"] = _json(forged_index)
 

@@ -269,3 +269,24 @@ def test_a_whole_match_is_verified_within_the_budget(page: Any) -> None:
         """,
     )
     assert ms <= 50, ms
+
+
+def test_consistency_proofs_hold_in_the_browser_and_the_cut_log_is_refused(page: Any) -> None:
+    found = run(
+        page,
+        """
+        const v = await load('checkpoint-consistency.json');
+        const ring = await E.keyring(await load('keys.json'));
+        const holds = [];
+        for (const p of v.holds) holds.push(await E.consistencyProblem(p, ring));
+        const turned = { ...v.holds[0], first: v.holds[0].second, second: v.holds[0].first };
+        return {
+          holds,
+          cut: await E.consistencyProblem(v.cut.proof, ring),
+          turned: await E.consistencyProblem(turned, ring),
+        };
+        """,
+    )
+    assert found["holds"] == [None, None, None]
+    assert found["cut"]["code"] == _vectors("checkpoint-consistency.json")["cut"]["reason"]
+    assert found["turned"]["code"] == "not_consistent"

@@ -7,6 +7,7 @@ record that was tampered with. Whole matches through the real API, in Chromium."
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import msgspec
@@ -129,4 +130,65 @@ def test_a_receipt_signed_by_a_key_the_browser_never_saw_is_flagged_as_it_arrive
     # Then he is told that the service's receipt does not verify in his browser
     page.wait_for_selector("#toast.error", timeout=10_000)
     assert "does not verify in your browser" in page.inner_text("#toast")
+    ctx.close()
+
+
+def _finished_and_checkpointed(api: Api, ladder_name: str) -> tuple[str, dict[str, Any]]:
+    """A duel played to its end (one card, then a resignation) and the checkpoint
+    that first covers its end (the checkpointer signs one within seconds)."""
+    players = [api.register(f"{ladder_name} {n}".replace(" ", "-").lower()) for n in (0, 1)]
+    ladder = api.ladder(ladder_name, "duel")
+    match_id = api.start_match(ladder, [p["token"] for p in players], [p["id"] for p in players])
+    seat = _play_a_card(api, match_id, players)
+    api.call("POST", f"/api/matches/{match_id}/resign", players[1 - seat]["token"], json={})
+    final = len(api.call("GET", f"/api/matches/{match_id}/events", players[0]["token"]))  # type: ignore[arg-type]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        answer = api.http.get(f"/api/matches/{match_id}/checkpoint")
+        if answer.status_code == 200 and answer.json()["leaf"][1] == final:
+            return match_id, answer.json()["checkpoint"]
+        time.sleep(0.2)  # polling a bounded wait: the checkpointer has no event to wait on
+    raise AssertionError("the match end was never checkpointed")
+
+
+def test_each_new_checkpoint_must_extend_the_one_this_browser_saw_before(
+    browser: Any, api: Api, app_url: str
+) -> None:
+    # Given a browser that saw the checkpoint covering a first match
+    first_match, seen = _finished_and_checkpointed(api, "Seen first")
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(f"{app_url}/replay/{first_match}")
+    assert _verdict(page) == "ok", page.inner_text("#verified")
+    kept = json.loads(page.evaluate("localStorage.getItem('matcha.seen-checkpoint')"))
+    assert kept[app_url]["sequence"] >= seen["sequence"]
+    # When a later match's record carries a later checkpoint
+    second_match, later = _finished_and_checkpointed(api, "Seen second")
+    assert later["sequence"] > kept[app_url]["sequence"]
+    page.goto(f"{app_url}/replay/{second_match}")
+    # Then the browser checked the consistency proof between them, and keeps the later
+    assert _verdict(page) == "ok", page.inner_text("#verified")
+    assert f"extends checkpoint {kept[app_url]['sequence']}" in page.inner_text("#verified")
+    now = json.loads(page.evaluate("localStorage.getItem('matcha.seen-checkpoint')"))
+    assert now[app_url]["sequence"] > kept[app_url]["sequence"]
+    ctx.close()
+
+    # And a browser that saw the first checkpoint, shown a proof that does not hold
+    # (a service that rewrote its log between them), says so.
+    ctx = browser.new_context()
+    ctx.add_init_script(
+        f"localStorage.setItem('matcha.seen-checkpoint', {json.dumps(json.dumps(kept))});"
+    )
+    page = ctx.new_page()
+
+    def broken(route: Any) -> None:
+        proof = route.fetch().json()
+        proof["path"] = ["00" * 32 for _ in proof["path"]] or ["00" * 32]
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(proof))
+
+    page.route("**/api/checkpoints/consistency*", broken)
+    page.goto(f"{app_url}/replay/{second_match}")
+    assert _verdict(page) == "fail"
+    codes = [li.get_attribute("data-code") for li in page.query_selector_all("#verified li")]
+    assert codes == ["not_consistent"]
     ctx.close()

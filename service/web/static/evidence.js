@@ -306,9 +306,62 @@ export async function verifyInclusion(leaf, index, size, path, root) {
   return sn === 0 && equal(r, root);
 }
 
+/** What a checkpoint signs (§6): `matcha-checkpoint/2` adds its history tree's size and head. */
 export function checkpointMessage(c) {
-  return concat(utf8.encode("matcha-checkpoint-v1"), field(c.origin), field(String(c.sequence)), field(String(c.tree_size)),
-    field(bytesOfHex(c.root)), field(String(c.position)), field(c.issued_at), field(c.key_id));
+  const v2 = c.format === "matcha-checkpoint/2";
+  if (!v2 && c.format !== "matcha-checkpoint/1") throw new EvidenceProblem("bad_checkpoint", `unknown checkpoint format ${c.format}`);
+  return concat(utf8.encode(v2 ? "matcha-checkpoint-v2" : "matcha-checkpoint-v1"), field(c.origin), field(String(c.sequence)),
+    field(String(c.tree_size)), field(bytesOfHex(c.root)), field(String(c.position)), field(c.issued_at), field(c.key_id),
+    ...(v2 ? [field(String(c.history_size)), field(bytesOfHex(c.history_root))] : []));
+}
+
+/** RFC 9162 §2.1.4.2: does the tree of `second` leaves (root `sr0`) extend that of `first` (root `fr0`)? */
+export async function verifyConsistency(first, second, fr0, sr0, proof) {
+  if (first < 0 || first > second) return false;
+  if (first === second) return proof.length === 0 && equal(fr0, sr0);
+  if (first === 0) return proof.length === 0;
+  if (!proof.length) return false;
+  const path = (first & (first - 1)) === 0 ? [fr0, ...proof] : [...proof];
+  let fn = first - 1;
+  let sn = second - 1;
+  while (fn & 1) { fn >>= 1; sn >>= 1; }
+  let fr = path[0];
+  let sr = path[0];
+  for (const c of path.slice(1)) {
+    if (sn === 0) return false;
+    if (fn & 1 || fn === sn) {
+      fr = await nodeHash(c, fr);
+      sr = await nodeHash(c, sr);
+      if (!(fn & 1)) while (fn && !(fn & 1)) { fn >>= 1; sn >>= 1; }
+    } else {
+      sr = await nodeHash(sr, c);
+    }
+    fn >>= 1;
+    sn >>= 1;
+  }
+  return sn === 0 && equal(fr, fr0) && equal(sr, sr0);
+}
+
+/**
+ * A consistency proof (GET /api/checkpoints/consistency): both checkpoints signed,
+ * both `/2`, of one log, in order, and the second's history extends the first's.
+ * null when it holds, else {code, detail}.
+ */
+export async function consistencyProblem(proof, ring) {
+  try {
+    const { first: a, second: b } = proof;
+    for (const c of [a, b]) {
+      await signedBy(ring, c.key_id, checkpointMessage(c), c.signature);
+      if (c.format !== "matcha-checkpoint/2") throw new EvidenceProblem("not_consistent", `checkpoint ${c.sequence} signs no history`);
+    }
+    if (a.origin !== b.origin || a.sequence > b.sequence) throw new EvidenceProblem("not_consistent", "the checkpoints are not of one log, in order");
+    const holds = await verifyConsistency(a.history_size, b.history_size, bytesOfHex(a.history_root), bytesOfHex(b.history_root), proof.path.map(bytesOfHex));
+    if (!holds) throw new EvidenceProblem("not_consistent", `checkpoint ${b.sequence} does not extend checkpoint ${a.sequence}: the log was cut or rewritten between them`);
+    return null;
+  } catch (e) {
+    if (e instanceof EvidenceProblem) return { code: e.code, detail: e.detail };
+    throw e;
+  }
 }
 
 async function proofProblem(proof, ring, matchId) {

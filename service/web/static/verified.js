@@ -5,7 +5,7 @@
 // in the replay ("verified in your browser"). No verdict of the service is trusted.
 import { api } from "./api.js";
 import { h, toast } from "./dom.js";
-import { pinKeys, receiptProblem, keyring, verifyRecord } from "./evidence.js";
+import { consistencyProblem, keyring, pinKeys, receiptProblem, verifyRecord } from "./evidence.js";
 
 let keysOnce = null;
 /** The keys to verify with: /api/keys, pinned per service (this origin) at first sight. */
@@ -36,6 +36,42 @@ export async function checkArriving(matchId, receipt) {
   } catch { /* keys unreachable now: the record's check at the end covers every receipt kept */ }
 }
 
+const SEEN = "matcha.seen-checkpoint";
+const signedPart = (c) => JSON.stringify([c.origin, c.sequence, c.tree_size, c.root, c.history_size, c.history_root, c.signature]);
+
+/**
+ * The checkpoint this browser last saw (per service) against `current`, one the
+ * record carries: the later must extend the earlier (an RFC 9162 consistency proof
+ * from /api/checkpoints/consistency, checked here), and two of one sequence must
+ * be the same. Keeps the later as the one last seen. {checked} or {problem}.
+ */
+async function extendsSeen(current, ring) {
+  if (!current || current.format !== "matcha-checkpoint/2") return {};
+  let all = {};
+  try { all = JSON.parse(localStorage.getItem(SEEN) || "{}"); } catch { all = {}; }
+  const seen = all[location.origin];
+  const keep = (c) => { all[location.origin] = c; try { localStorage.setItem(SEEN, JSON.stringify(all)); } catch { /* full */ } };
+  if (!seen || seen.origin !== current.origin) { keep(current); return {}; }
+  if (seen.sequence === current.sequence) {
+    return signedPart(seen) === signedPart(current) ? {}
+      : { problem: { code: "not_consistent", detail: `two different checkpoints ${current.sequence}: the one you saw earlier and this record's` } };
+  }
+  const [first, second] = seen.sequence < current.sequence ? [seen, current] : [current, seen];
+  let proof;
+  try {
+    proof = await api(`/api/checkpoints/consistency?first=${first.sequence}&second=${second.sequence}`, { anonymous: true });
+  } catch (e) {
+    return { problem: { code: "not_consistent", detail: `no consistency proof from checkpoint ${first.sequence} to ${second.sequence}: ${e.detail || e}` } };
+  }
+  if (signedPart(proof.first) !== signedPart(first) || signedPart(proof.second) !== signedPart(second)) {
+    return { problem: { code: "not_consistent", detail: "the consistency proof is not between the checkpoints this browser holds" } };
+  }
+  const problem = await consistencyProblem(proof, ring);
+  if (problem) return { problem };
+  keep(second);
+  return { checked: `checkpoint ${second.sequence} extends checkpoint ${first.sequence}, which this browser saw earlier` };
+}
+
 const verdicts = new Map(); // matchId -> Promise of the verdict
 
 function verdictOf(matchId, receipts) {
@@ -51,6 +87,11 @@ function verdictOf(matchId, receipts) {
       }
       const { keys, dropped } = await pinnedKeys();
       const verdict = await verifyRecord(record, { keys, receipts });
+      if (verdict.ok && record.checkpoint) {
+        const seen = await extendsSeen(record.checkpoint.checkpoint, await keyring(keys));
+        if (seen.checked) verdict.checked.push(seen.checked);
+        if (seen.problem) { verdict.problems.push(seen.problem); verdict.ok = false; }
+      }
       return { ...verdict, dropped };
     })());
   }
