@@ -374,8 +374,8 @@ class CheckpointLog:
             return None
         if not isinstance(a.history_size, int) or not isinstance(b.history_size, int):
             return None
-        if b.history_size > len(self.history):
-            return None
+        if not 0 <= a.history_size <= b.history_size <= len(self.history):
+            return None  # a file that disagrees with its own lines proves nothing
         path = self.history.consistency_proof(a.history_size, b.history_size)
         return ConsistencyProof(first=a, second=b, path=[h.hex() for h in path])
 

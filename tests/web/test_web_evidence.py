@@ -290,3 +290,19 @@ def test_consistency_proofs_hold_in_the_browser_and_the_cut_log_is_refused(page:
     assert found["holds"] == [None, None, None]
     assert found["cut"]["code"] == _vectors("checkpoint-consistency.json")["cut"]["reason"]
     assert found["turned"]["code"] == "not_consistent"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "null",
+        "[]",
+        '{"headers": {}, "events": "many"}',
+        '{"headers": {"match_id": "m"}, "events": [null]}',
+        '{"headers": {"match_id": "m"}, "events": [{"version": 1, "event": {"type": "x"}}]}',
+    ],
+)
+def test_a_hostile_file_is_refused_never_passed_nor_thrown(page: Any, hostile: str) -> None:
+    verdict = run(page, f"return await E.verifyRecord({hostile}, {{ keys: [] }});")
+    assert verdict["ok"] is False
+    assert verdict["problems"]

@@ -382,10 +382,23 @@ async function proofProblem(proof, ring, matchId) {
  * proves only that the record is self-consistent). `receipts`: those a player kept.
  * Returns {ok, problems: [{code, detail}], checked: [sentences], ms}.
  */
-export async function verifyRecord(record, { keys = null, receipts = [] } = {}) {
+export async function verifyRecord(record, options = {}) {
   const started = performance.now();
   const problems = [];
   const checked = [];
+  try {
+    await checkRecord(record, options, problems, checked);
+  } catch (e) {
+    // A hostile file can be any JSON at all: whatever it breaks is a refusal, never a pass.
+    problems.push({ code: "malformed", detail: `not a match record this verifier can read: ${e && e.message ? e.message : e}` });
+  }
+  return { ok: problems.length === 0, problems, checked, ms: performance.now() - started };
+}
+
+async function checkRecord(record, { keys = null, receipts = [] }, problems, checked) {
+  if (!record || typeof record !== "object" || !Array.isArray(record.events) || !record.headers) {
+    throw new Error("no headers or no list of events");
+  }
   const problem = (code, detail) => problems.push({ code, detail });
   const attempt = async (fn) => {
     try { await fn(); } catch (e) { if (e instanceof EvidenceProblem) problem(e.code, e.detail); else throw e; }
@@ -479,7 +492,6 @@ export async function verifyRecord(record, { keys = null, receipts = [] } = {}) 
     });
     if (problems.length === before) checked.push(`checkpoint ${record.checkpoint.checkpoint.sequence} holds version ${record.checkpoint.leaf[1]}`);
   }
-  return { ok: problems.length === 0, problems, checked, ms: performance.now() - started };
 }
 
 // ---- keys pinned at first sight ------------------------------------------------------
