@@ -122,6 +122,7 @@ LAYERS: tuple[Layer, ...] = (
                 "service.bots.cli",
                 "service.evidence.cli",
                 "service.evidence.vectors",
+                "service.evidence.witness",
                 "service.tournaments.cli",
                 "service.schema_export",
                 "service.simulate",
