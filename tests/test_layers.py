@@ -122,6 +122,8 @@ LAYERS: tuple[Layer, ...] = (
                 "service.bots.cli",
                 "service.cli_migrate",
                 "service.evidence.cli",
+                "service.evidence.vectors",
+                "service.evidence.witness",
                 "service.tournaments.cli",
                 "service.schema_export",
                 "service.simulate",

@@ -11,6 +11,14 @@ match's hidden cards), ordered by match id and hashed as RFC 6962 does
     + field(str(tree_size)) + field(root) + field(str(position))
     + field(issued_at) + field(key_id)
 
+Since issue 29 a checkpoint is ``matcha-checkpoint/2``: the message's domain is
+``matcha-checkpoint-v2`` and it ends with ``field(str(history_size)) +
+field(history_root)``, the RFC 9162 head of the **history**: every leaf the file's
+lines ever appended, in order. That list only grows, so a consistency proof
+(``CheckpointLog.consistency``, ``merkle.History``) shows that a later checkpoint
+extends an earlier one: nothing either covered was removed or rewritten between
+them (docs/evidence-spec.md §6.1).
+
 ``origin`` names the event store (``<database>-<store id>``, migration 0025),
 so a checkpoint of one store is never taken for another's.
 
@@ -40,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
 from psycopg import AsyncConnection
 
 from service.evidence import merkle
@@ -52,7 +61,11 @@ from service.store.ops import run_async
 log = logging.getLogger("matcha.evidence.checkpoints")
 
 CHECKPOINT_FORMAT = "matcha-checkpoint/1"
+CHECKPOINT_FORMAT_V2 = "matcha-checkpoint/2"
+"""Also signs the history tree (every leaf ever checkpointed, in order), whose
+consistency proofs show that a later checkpoint extends an earlier one."""
 _DOMAIN = b"matcha-checkpoint-v1"
+_DOMAIN_V2 = b"matcha-checkpoint-v2"
 
 
 def _field(raw: bytes) -> bytes:
@@ -74,6 +87,11 @@ class Checkpoint(msgspec.Struct, frozen=True, kw_only=True):
     key_id: str
     signature: str
     """Ed25519 over ``checkpoint_message``, standard base64."""
+    history_size: int | UnsetType = UNSET
+    """``matcha-checkpoint/2``: how many leaves the checkpoint log has appended so far
+    (each line's ``changed`` leaves, in file order), and the RFC 9162 head of that
+    append-only list. Unset (and absent from the JSON) in a ``/1`` checkpoint."""
+    history_root: str | UnsetType = UNSET
 
 
 class Leaf(msgspec.Struct, frozen=True, array_like=True):
@@ -88,6 +106,17 @@ class CheckpointLogEntry(msgspec.Struct, frozen=True, kw_only=True):
 
     checkpoint: Checkpoint
     changed: list[Leaf]
+
+
+class ConsistencyProof(msgspec.Struct, frozen=True, kw_only=True):
+    """Two signed checkpoints and the RFC 9162 consistency proof that the second's
+    history tree extends the first's: nothing checkpointed between them was removed
+    or rewritten (``GET /api/checkpoints/consistency``)."""
+
+    first: Checkpoint
+    second: Checkpoint
+    path: list[str]
+    """RFC 9162 §2.1.4 ``PROOF(first.history_size, D[0:second.history_size])``, hex."""
 
 
 class InclusionProof(msgspec.Struct, frozen=True, kw_only=True):
@@ -109,10 +138,14 @@ def checkpoint_message(
     position: int,
     issued_at: str,
     key_id: str,
+    history_size: int | None = None,
+    history_root: bytes | None = None,
 ) -> bytes:
+    """What a checkpoint signs; with a history, the ``/2`` message (its own domain)."""
+    v2 = history_size is not None and history_root is not None
     return b"".join(
         (
-            _DOMAIN,
+            _DOMAIN_V2 if v2 else _DOMAIN,
             _field(origin.encode()),
             _field(str(sequence).encode()),
             _field(str(tree_size).encode()),
@@ -120,8 +153,18 @@ def checkpoint_message(
             _field(str(position).encode()),
             _field(issued_at.encode()),
             _field(key_id.encode()),
+            *(
+                (_field(str(history_size).encode()), _field(history_root))
+                if v2 and history_root is not None
+                else ()
+            ),
         )
     )
+
+
+def history_leaf(leaf: Leaf) -> bytes:
+    """A checkpointed leaf's hash in the history tree: the same as in the match tree."""
+    return merkle.leaf_hash(leaf_data(leaf))
 
 
 def leaf_data(leaf: Leaf) -> bytes:
@@ -139,11 +182,21 @@ def tree_leaves(leaves: dict[str, Leaf]) -> tuple[list[str], list[bytes]]:
 
 
 def sign_checkpoint(
-    signer: SigningKey, *, origin: str, sequence: int, leaves: dict[str, Leaf], position: int
+    signer: SigningKey,
+    *,
+    origin: str,
+    sequence: int,
+    leaves: dict[str, Leaf],
+    position: int,
+    history: merkle.History | None = None,
+    issued_at: str | None = None,
 ) -> Checkpoint:
+    """Sign the tree of ``leaves``; with ``history`` (already holding this checkpoint's
+    changed leaves) a ``matcha-checkpoint/2`` that signs its head too."""
     _, hashes = tree_leaves(leaves)
     head = merkle.root(hashes)
-    issued_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    issued_at = issued_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    history_root = history.root() if history is not None else None
     message = checkpoint_message(
         origin=origin,
         sequence=sequence,
@@ -152,8 +205,13 @@ def sign_checkpoint(
         position=position,
         issued_at=issued_at,
         key_id=signer.key_id,
+        history_size=len(history) if history is not None else None,
+        history_root=history_root,
     )
     return Checkpoint(
+        format=CHECKPOINT_FORMAT if history is None else CHECKPOINT_FORMAT_V2,
+        history_size=UNSET if history is None else len(history),
+        history_root=UNSET if history_root is None else history_root.hex(),
         origin=origin,
         sequence=sequence,
         tree_size=len(hashes),
@@ -167,9 +225,17 @@ def sign_checkpoint(
 
 def checkpoint_problem(checkpoint: Checkpoint, keyring: Keyring) -> str | None:
     """Why ``checkpoint`` is not the service's signature (None: it is)."""
+    v2 = checkpoint.format == CHECKPOINT_FORMAT_V2
+    if checkpoint.format not in (CHECKPOINT_FORMAT, CHECKPOINT_FORMAT_V2):
+        return f"unknown checkpoint format {checkpoint.format!r}"
+    if v2 and (
+        not isinstance(checkpoint.history_size, int) or not isinstance(checkpoint.history_root, str)
+    ):
+        return f"checkpoint {checkpoint.sequence} is a /2 checkpoint without its history"
     try:
         root = bytes.fromhex(checkpoint.root)
         signature = base64.b64decode(checkpoint.signature, validate=True)
+        history_root = bytes.fromhex(checkpoint.history_root) if v2 else None  # type: ignore[arg-type]
     except (ValueError, binascii.Error):
         return "the checkpoint's root or signature is not valid hex / base64"
     message = checkpoint_message(
@@ -180,6 +246,8 @@ def checkpoint_problem(checkpoint: Checkpoint, keyring: Keyring) -> str | None:
         position=checkpoint.position,
         issued_at=checkpoint.issued_at,
         key_id=checkpoint.key_id,
+        history_size=checkpoint.history_size if v2 else None,  # type: ignore[arg-type]
+        history_root=history_root,
     )
     if not keyring.verify(checkpoint.key_id, message, signature):
         return f"checkpoint {checkpoint.sequence} does not verify with key {checkpoint.key_id!r}"
@@ -202,6 +270,36 @@ def proof_problem(proof: InclusionProof, keyring: Keyring) -> str | None:
     return None
 
 
+def consistency_problem(proof: ConsistencyProof, keyring: Keyring) -> str | None:
+    """Why ``proof`` does not show that its second checkpoint extends its first."""
+    first, second = proof.first, proof.second
+    for checkpoint in (first, second):
+        problem = checkpoint_problem(checkpoint, keyring)
+        if problem is not None:
+            return problem
+        if checkpoint.format != CHECKPOINT_FORMAT_V2:
+            return f"checkpoint {checkpoint.sequence} signs no history (a /1 checkpoint)"
+    if first.origin != second.origin:
+        return f"the checkpoints are of two logs ({first.origin!r}, {second.origin!r})"
+    if first.sequence > second.sequence:
+        return f"checkpoint {first.sequence} comes after {second.sequence}"
+    assert isinstance(first.history_size, int) and isinstance(second.history_size, int)
+    assert isinstance(first.history_root, str) and isinstance(second.history_root, str)
+    try:
+        path = [bytes.fromhex(p) for p in proof.path]
+        roots = bytes.fromhex(first.history_root), bytes.fromhex(second.history_root)
+    except ValueError:
+        return "the consistency proof is not valid hex"
+    if not merkle.verify_consistency(
+        first.history_size, second.history_size, roots[0], roots[1], path
+    ):
+        return (
+            f"checkpoint {second.sequence} does not extend checkpoint {first.sequence}: "
+            "the log was cut or rewritten between them"
+        )
+    return None
+
+
 _entry_decoder = msgspec.json.Decoder(CheckpointLogEntry)
 _encoder = msgspec.json.Encoder()
 
@@ -218,6 +316,10 @@ class CheckpointLog:
     origin: str
     leaves: dict[str, Leaf] = field(default_factory=dict)
     latest: Checkpoint | None = None
+    history: merkle.History = field(default_factory=merkle.History)
+    """Every line's changed leaves, in file order: the append-only history tree."""
+    signed: dict[int, Checkpoint] = field(default_factory=dict)
+    """Every checkpoint of the file by sequence (consistency proofs between any two)."""
     _offset: int = 0
     _inode: int | None = None
 
@@ -236,6 +338,7 @@ class CheckpointLog:
         inode = os.fstat(handle.fileno()).st_ino
         if inode != self._inode:  # a new file (or the first read): start over
             self.leaves, self.latest, self._offset, self._inode = {}, None, 0, inode
+            self.history, self.signed = merkle.History(), {}
         handle.seek(self._offset)
         for line in handle:
             if not line.endswith(b"\n"):
@@ -248,7 +351,9 @@ class CheckpointLog:
                 continue
             for leaf in entry.changed:
                 self.leaves[leaf.match_id] = leaf
+                self.history.append(history_leaf(leaf))
             self.latest = entry.checkpoint
+            self.signed[entry.checkpoint.sequence] = entry.checkpoint
 
     def refresh(self) -> None:
         """Read what other processes appended (a reader that never writes)."""
@@ -260,6 +365,19 @@ class CheckpointLog:
                 self._catch_up(handle)
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def consistency(self, first: int, second: int) -> ConsistencyProof | None:
+        """The proof that checkpoint ``second`` extends ``first`` (by sequence; None:
+        no such checkpoints, or one of them signs no history)."""
+        a, b = self.signed.get(first), self.signed.get(second)
+        if a is None or b is None or a.sequence > b.sequence:
+            return None
+        if not isinstance(a.history_size, int) or not isinstance(b.history_size, int):
+            return None
+        if not 0 <= a.history_size <= b.history_size <= len(self.history):
+            return None  # a file that disagrees with its own lines proves nothing
+        path = self.history.consistency_proof(a.history_size, b.history_size)
+        return ConsistencyProof(first=a, second=b, path=[h.hex() for h in path])
 
     def proof(self, match_id: str) -> InclusionProof | None:
         """The match's leaf in the latest checkpoint, with its audit path (None: not in it)."""
@@ -398,30 +516,42 @@ def _append_checkpoint(
         latest = checkpoints.latest
         if latest is not None and latest.position >= high and not force:
             return None  # another process covered it meanwhile
-        changed = [
-            leaf
-            for leaf in found.values()
-            if (old := checkpoints.leaves.get(leaf.match_id)) is None or old.version < leaf.version
-        ]
+        changed = sorted(
+            (
+                leaf
+                for leaf in found.values()
+                if (old := checkpoints.leaves.get(leaf.match_id)) is None
+                or old.version < leaf.version
+            ),
+            key=lambda x: x.match_id,
+        )
         if not changed and not force and latest is not None:
             return None
         leaves = dict(checkpoints.leaves)
         leaves.update((leaf.match_id, leaf) for leaf in changed)
         position = max(high, latest.position if latest else 0)
-        checkpoint = sign_checkpoint(
-            signer,
-            origin=checkpoints.origin,
-            sequence=latest.sequence + 1 if latest else 1,
-            leaves=leaves,
-            position=position,
-        )
-        entry = CheckpointLogEntry(
-            checkpoint=checkpoint, changed=sorted(changed, key=lambda x: x.match_id)
-        )
-        line = _encoder.encode(entry) + b"\n"
-        handle.write(line)
-        handle.flush()
-        os.fsync(handle.fileno())
+        try:
+            # The history grows by this line's leaves before it is signed; a write
+            # that fails leaves it ahead of the file, so the next read starts over.
+            for leaf in changed:
+                checkpoints.history.append(history_leaf(leaf))
+            checkpoint = sign_checkpoint(
+                signer,
+                origin=checkpoints.origin,
+                sequence=latest.sequence + 1 if latest else 1,
+                leaves=leaves,
+                position=position,
+                history=checkpoints.history,
+            )
+            entry = CheckpointLogEntry(checkpoint=checkpoint, changed=changed)
+            line = _encoder.encode(entry) + b"\n"
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+        except BaseException:
+            checkpoints._inode = None
+            raise
         checkpoints._offset += len(line)
         checkpoints.leaves, checkpoints.latest = leaves, checkpoint
+        checkpoints.signed[checkpoint.sequence] = checkpoint
     return entry

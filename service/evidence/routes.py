@@ -1,18 +1,26 @@
-"""Evidence over HTTP: the public keys, the latest checkpoint, one match's
-inclusion proof, and checking receipts against the log (docs/api.md, docs/audit.md)."""
+"""Evidence over HTTP: the public keys, the latest checkpoint, the consistency proof
+between two checkpoints, one match's inclusion proof, and checking receipts against
+the log (docs/api.md, docs/audit.md, docs/evidence-spec.md)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import get, post
 from litestar.datastructures import State
+from litestar.params import QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
+from schemas.bounds import INT32_MAX
 from schemas.receipts import ReceiptsBody
 from service.errors import NotFound
-from service.evidence.checkpoints import Checkpoint, CheckpointLog, InclusionProof
+from service.evidence.checkpoints import (
+    Checkpoint,
+    CheckpointLog,
+    ConsistencyProof,
+    InclusionProof,
+)
 from service.evidence.keys import KeyringFile
 from service.evidence.receipts import receipt_holds, receipt_problem
 from service.evidence.service import Evidence
@@ -47,6 +55,34 @@ async def latest_checkpoint(state: State) -> Checkpoint:
     if log.latest is None:
         raise NotFound("No checkpoint has been signed yet.", code="no_checkpoint")
     return log.latest
+
+
+@get(
+    "/api/checkpoints/consistency",
+    operation_id="getCheckpointConsistency",
+    tags=["evidence"],
+    security=[],
+)
+async def checkpoint_consistency(
+    state: State,
+    first: Annotated[int, QueryParameter(ge=1, le=INT32_MAX)],
+    second: Annotated[int | None, QueryParameter(ge=1, le=INT32_MAX)] = None,
+) -> ConsistencyProof:
+    """Checkpoints ``first`` and ``second`` (by sequence; default: the latest) and the
+    RFC 9162 consistency proof that the second's history tree extends the first's: a
+    client that kept the checkpoint it last saw checks that nothing checkpointed since
+    was removed or rewritten."""
+    log = _log(state)
+    if log.latest is None:
+        raise NotFound("No checkpoint has been signed yet.", code="no_checkpoint")
+    proof = log.consistency(first, second if second is not None else log.latest.sequence)
+    if proof is None:
+        raise NotFound(
+            "No such pair of checkpoints signs a history (both must exist, in order, "
+            "and be matcha-checkpoint/2).",
+            code="no_consistency_proof",
+        )
+    return proof
 
 
 @get(
@@ -145,6 +181,7 @@ async def check_receipts(
 ROUTES: list[Any] = [
     public_keys,
     latest_checkpoint,
+    checkpoint_consistency,
     match_checkpoint,
     check_receipts,
 ]

@@ -8,7 +8,8 @@ import { endPanel, followOutcome } from "./endscreen.js";
 import { flyTokens } from "./fly.js";
 import { follow } from "./live.js";
 import { oddsBar } from "./odds.js";
-import { keepReceipt, receiptsLink } from "./receipts.js";
+import { keepReceipt, receiptsLink, receiptsOf } from "./receipts.js";
+import { verifiedBadge } from "./verified.js";
 import { isBot, learnMatch, nameOf, playerLink } from "./names.js";
 import { clockBar, tickClocks, timeControlText } from "./clocks.js";
 import { bottomSeat, canPass, legalPlays, PLACE, renderTable, seatName, status } from "./table.js";
@@ -244,7 +245,7 @@ export async function matchPage(root, matchId, mode) {
       h("p", { id: "message", class: "message", role: "status" }, message),
       h("div", { class: "match-grid" },
         h("div", { class: "board" },
-          ended ? endPanel(outcome, view) : null,
+          ended ? [endPanel(outcome, view), verifiedBadge(matchId, receiptsOf(matchId))] : null,
           renderTable(view, ui),
           actions()),
         h("aside", { class: "side", "aria-label": "What happened" },

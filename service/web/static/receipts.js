@@ -2,7 +2,9 @@
 // they were answered or shown (docs/audit.md "Receipts"). Kept in this browser
 // (localStorage, per match) so a player holds evidence the service cannot take
 // back, and offered as a file that `matcha verify RECORD RECEIPTS` checks offline.
+// Each is checked in this browser as it arrives (verified.js).
 import { h } from "./dom.js";
+import { checkArriving } from "./verified.js";
 
 const KEY = (matchId) => `matcha.receipts.${matchId}`;
 const MAX = 400;
@@ -14,6 +16,7 @@ export function receiptsOf(matchId) {
 /** Keep a receipt (from a command's answer or a seat's live frame); one per version. */
 export function keepReceipt(matchId, receipt) {
   if (!receipt || !receipt.signature) return;
+  checkArriving(matchId, receipt);
   const held = receiptsOf(matchId).filter((r) => r.version !== receipt.version);
   held.push(receipt);
   held.sort((a, b) => a.version - b.version);

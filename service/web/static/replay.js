@@ -8,6 +8,8 @@ import { describe, revealPanel } from "./match.js";
 import { learn, nameOf, playerLink } from "./names.js";
 import { oddsBar } from "./odds.js";
 import { PLACE, renderTable, status } from "./table.js";
+import { receiptsOf } from "./receipts.js";
+import { verifiedBadge } from "./verified.js";
 
 const SPEEDS = [0.5, 1, 2, 4];
 
@@ -121,6 +123,7 @@ export async function replayPage(root, matchId) {
       } }, "Copy link to this frame")),
     h("p", { id: "headline", class: "muted" }, head.players.map((p) => `${p.name || nameOf(p.id)}${rating(p)}`).join(" vs "),
       head.ladder ? ` · ${head.ladder}` : "", ` · ${head.date} · ${head.result}`, head.reason ? ` (${head.reason.replace("_", " ")})` : ""),
+    verifiedBadge(matchId, receiptsOf(matchId)),
     h("div", { class: "controls", role: "group", "aria-label": "Replay controls" },
       btn("first", "|◀", "First frame", () => go(1)),
       btn("back", "◀", "Step back", () => go(at - 1)),
