@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "schemas": "service.schema_export:schemas",
     "simulate": "service.simulate:simulate",
     "verify": "service.verify:verify",
+    "witness": "service.evidence.witness:witness_command",
     "tournament": "service.tournaments.cli:tournament",
     "worker": "workers.cli:worker",
 }

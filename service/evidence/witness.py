@@ -1,4 +1,4 @@
-"""``python -m service.evidence.witness``: a second, independent witness of the
+"""``matcha witness``: a second, independent witness of the
 service's checkpoints (docs/audit.md "A witness").
 
 A witness is run by someone other than the service's operator, with its own

@@ -33,6 +33,11 @@ BAD_ID: dict[str, tuple[list[str], int, str]] = {
     "simulate": (["--bot", "no-such-bot"], 2, "no-such-bot"),
     "tournament": (["--bots", "no-such-bot", "--players", "4"], 2, "no-such-bot"),
     "verify": (["{tmp}/no-such-record.json"], 2, "no-such-record.json"),
+    "witness": (
+        ["--service", "http://127.0.0.1:1", "--keys", "{tmp}/no-such-keys.json"],
+        2,
+        "no-such-keys.json",
+    ),
     "worker": (["--poll", "no-such-number"], 2, "no-such-number"),
 }
 
