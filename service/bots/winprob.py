@@ -29,7 +29,7 @@ from service.bots.determinize import sample_table
 from service.bots.infoset import info_set
 from service.bots.playout import POLICIES, playout
 from service.bots.search import Budget
-from service.engine.decide import run
+from service.engine.decide import run, settle
 from service.engine.state import Table
 
 
@@ -78,6 +78,9 @@ def estimate(
     done = 0
     while done < budget.playouts:
         table = sample_table(info, rng) if info is not None else _before_the_deal(view, rng)
+        # A replay's frame may stand inside one command's events (an automatic pass
+        # before its reveal): the engine's own next steps first, then the playout.
+        settle(table)
         winner = playout(table, play, rng)
         if winner is not None:
             wins[winner] += 1

@@ -378,6 +378,16 @@ def _annul(t: Table, command: AnnulMatch, events: list[Event]) -> None:
 # -- consequences ----------------------------------------------------------
 
 
+def settle(t: Table) -> list[Event]:
+    """The consequences a table still owes when it stands between the events of one
+    command (a replay's frame after an automatic pass, before its reveal; a hand's
+    end before the next deal): every automatic step until a seat has to act. A
+    table where a seat has to act already is left as it is ([])."""
+    events: list[Event] = []
+    _settle(t, events)
+    return events
+
+
 def _settle(t: Table, events: list[Event]) -> None:
     """Emit every consequence until a seat has to act (or the match is over)."""
     while True:  # an ended or annulled match is in phase "ended"

@@ -84,3 +84,24 @@ def test_brier_skill_is_zero_for_the_constant_and_one_for_a_prophet() -> None:
     assert brier_skill([0.5] * 4, outcomes) == 0.0
     assert brier_skill(outcomes, outcomes) == 1.0
     assert brier_skill([0.0, 1.0, 0.0, 0.5], outcomes) < 0
+
+
+@pytest.mark.parametrize("ruleset", [STANDARD, DUEL], ids=lambda r: r.name)
+def test_a_replay_frame_between_the_events_of_one_command_gets_an_estimate_too(
+    ruleset: object,
+) -> None:
+    """A replay shows every version, also those inside one append (an automatic
+    pass before its reveal, a hand's end before the next deal): the estimator
+    owes them an answer as much as the versions where a seat has to act."""
+    from service.engine import evolve
+    from service.engine.state import initial_state
+
+    for seed in range(3):
+        rng = random.Random(seed)
+        _, log = play_match((fast_heuristic, fast_heuristic), ruleset, rng)  # type: ignore[arg-type]
+        state = initial_state()
+        for version, event in enumerate(log, start=1):
+            state = evolve(state, event)
+            seen = view(state, "spectator", version=version)
+            p = estimate(seen, Budget(playouts=8, max_ms=None), view_seed(seen)).p
+            assert 0.0 <= p[0] + p[1] <= 1.0 + 1e-9, (version, type(event).__name__)
