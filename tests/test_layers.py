@@ -103,6 +103,7 @@ LAYERS: tuple[Layer, ...] = (
             _part("replays", "service.replays"),
             _part("tournaments", "service.tournaments"),
             _part("seasons", "service.seasons"),
+            _part("fairplay", "service.fairplay"),
             _part("audit", "service.audit"),
             _part("evidence", "service.evidence"),
             _part("ops", "service.ops"),

@@ -422,3 +422,31 @@ def results_between(ladder_id: str, after: int, high: int, period_us: int) -> Op
         _NEW_RESULTS, {"ladder": ladder_id, "after": after, "high": high, "period_us": period_us}
     )
     return [NewResult(*r) for r in rows]
+
+
+# -- fair play ----------------------------------------------------------------------------
+
+FAIRPLAY_TYPES: Final = ("match_created", "card_played", "match_ended", "match_annulled")
+"""What the fair-play signals read of a match (``service.fairplay.games``)."""
+
+
+def fairplay_rows(ladder_id: str) -> Op[list[StoredEvent]]:
+    """The ladder's matches' events of ``FAIRPLAY_TYPES``, in position order."""
+    rows = yield Query(
+        f"SELECT {MATCH_EVENTS.columns} FROM events"
+        " WHERE type = ANY(%s) AND match_id IN ("
+        "   SELECT match_id FROM events WHERE type = 'match_created'"
+        "   AND data ->> 'ladder_id' = %s)"
+        " ORDER BY position",
+        (list(FAIRPLAY_TYPES), ladder_id),
+    )
+    return [MATCH_EVENTS.read_row(r) for r in rows]
+
+
+def ladders_of_the_log() -> Op[list[str]]:
+    """Every ladder some match of the log was created on."""
+    rows = yield Query(
+        "SELECT DISTINCT data ->> 'ladder_id' FROM events"
+        " WHERE type = 'match_created' AND data ->> 'ladder_id' IS NOT NULL ORDER BY 1"
+    )
+    return [str(ladder) for (ladder,) in rows]
