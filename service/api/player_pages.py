@@ -19,6 +19,8 @@ from litestar.params import Parameter
 from psycopg_pool import AsyncConnectionPool
 
 from service.errors import NotFound, ValidationFailed
+from service.fairplay.service import closure_of
+from service.store.ops import run_async
 
 MAX_IDS = 100
 
@@ -62,6 +64,9 @@ class PlayerProfile(msgspec.Struct, frozen=True, kw_only=True):
     joined_at: datetime
     ladders: list[LadderStanding]
     record: PlayerRecord
+    closed_for_fair_play: bool = False
+    """The account was closed for fair play (docs/fairplay.md); its finished
+    matches stay readable as records."""
 
 
 class HeadToHead(msgspec.Struct, frozen=True, kw_only=True):
@@ -147,6 +152,7 @@ async def player_profile(player_id: str, pool: AsyncConnectionPool) -> PlayerPro
         ladders = [_standing(r) for r in await cur.fetchall()]
         cur = await conn.execute(_RECORD_SQL, {"p": player_id})
         counts = await cur.fetchone()
+        closure = await run_async(conn, closure_of(player_id))
     assert counts is not None
     return PlayerProfile(
         id=found[0],
@@ -157,6 +163,7 @@ async def player_profile(player_id: str, pool: AsyncConnectionPool) -> PlayerPro
         record=PlayerRecord(
             matches=counts[0], wins=counts[1], draws=counts[2], losses=counts[3], live=counts[4]
         ),
+        closed_for_fair_play=closure is not None,
     )
 
 

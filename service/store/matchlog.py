@@ -450,3 +450,20 @@ def ladders_of_the_log() -> Op[list[str]]:
         " WHERE type = 'match_created' AND data ->> 'ladder_id' IS NOT NULL ORDER BY 1"
     )
     return [str(ladder) for (ladder,) in rows]
+
+
+def finished_ladder_matches_of_player(player_id: str) -> Op[list[str]]:
+    """The player's matches on a ladder that ended (aborted or not), not annulled,
+    oldest first: what closing the account for fair play voids."""
+    rows = yield Query(
+        "SELECT c.match_id FROM events c"
+        " WHERE c.type = 'match_created' AND c.data -> 'players' ? %s"
+        "   AND c.data ->> 'ladder_id' IS NOT NULL"
+        "   AND EXISTS (SELECT 1 FROM events e WHERE e.match_id = c.match_id"
+        "               AND e.type = 'match_ended')"
+        "   AND NOT EXISTS (SELECT 1 FROM events a WHERE a.match_id = c.match_id"
+        "                   AND a.type = 'match_annulled')"
+        " ORDER BY c.position",
+        (player_id,),
+    )
+    return [str(m) for (m,) in rows]
