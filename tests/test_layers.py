@@ -122,6 +122,7 @@ LAYERS: tuple[Layer, ...] = (
                 "service.audit.cli",
                 "service.bots.cli",
                 "service.evidence.cli",
+                "service.fairplay.cli",
                 "service.tournaments.cli",
                 "service.schema_export",
                 "service.simulate",
