@@ -70,8 +70,8 @@ from service.settings import Settings, load_settings
 from service.store import EventStore, apply_migrations, open_pool
 from service.tournaments import routes as tournament_routes
 from service.tournaments.plugin import TournamentPlugin
+from service.web import fairplay_page, seasons_page
 from service.web import routes as web_routes
-from service.web import seasons_page
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -108,6 +108,7 @@ ROUTES: list[ControllerRouterHandler] = [
     *replays.ROUTES,
     *seasons.ROUTES,
     *seasons_page.ROUTES,
+    *fairplay_page.ROUTES,
     *evidence_routes.ROUTES,
     *tournament_routes.ROUTES,
     *docs_assets.ROUTES,

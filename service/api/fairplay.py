@@ -24,7 +24,14 @@ from service.accounts.guards import requires_role
 from service.accounts.players import Player
 from service.errors import Forbidden, NotFound
 from service.fairplay import ladder
-from service.fairplay.service import FlagState, Outcome, decide_flag, decisions, state_of
+from service.fairplay.service import (
+    FlagState,
+    Outcome,
+    decide_flag,
+    decisions,
+    names_of,
+    state_of,
+)
 from service.ladders import ladder_by_id
 from service.matches import MatchCore
 from service.store.ops import run_async
@@ -47,9 +54,14 @@ async def list_flags(
 ) -> list[FlagState]:
     """Flags by weight, heaviest first; ``status=open`` (default) leaves out decided ones."""
     async with pool.connection() as conn:
-        flags = await run_async(conn, ladder.every_flag())
+        flags = [
+            f
+            for f in await run_async(conn, ladder.every_flag())
+            if ladder_id in (None, f.ladder_id)
+        ]
         decided = await run_async(conn, decisions())
-    found = [state_of(f, decided) for f in flags if ladder_id in (None, f.ladder_id)]
+        names = await run_async(conn, names_of(flags))
+    found = [state_of(f, decided, names) for f in flags]
     return [f for f in found if status == "all" or f.decided is None]
 
 
@@ -64,9 +76,10 @@ async def get_flag(flag_id: FlagId, pool: AsyncConnectionPool) -> FlagState:
     async with pool.connection() as conn:
         flag = await run_async(conn, ladder.one_flag(flag_id))
         decided = await run_async(conn, decisions())
+        names = await run_async(conn, names_of([] if flag is None else [flag]))
     if flag is None:
         raise NotFound("No flag has this id.", code="flag_not_found")
-    return state_of(flag, decided)
+    return state_of(flag, decided, names)
 
 
 @post(

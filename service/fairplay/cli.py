@@ -13,7 +13,7 @@ from service.cli_defaults import database_options
 from service.cli_defaults import database_url as database_url_or_local
 from service.errors import NotFound
 from service.fairplay import ladder
-from service.fairplay.service import FlagState, decisions, state_of
+from service.fairplay.service import FlagState, decisions, names_of, state_of
 from service.store.ops import run
 
 
@@ -23,7 +23,8 @@ def _line(state: FlagState) -> str:
     decided = "open" if state.decided is None else state.decided.decision
     return (
         f"{f.flag_id}  {f.weight:8.2f}  {decided:<9}  {f.signal:<15}  "
-        f"{' vs '.join(f.players)}  {numbers}  ({len(f.matches)} matches)"
+        f"{' vs '.join(state.names.get(p, p) for p in f.players)}  {numbers}"
+        f"  ({len(f.matches)} matches)"
     )
 
 
@@ -46,9 +47,10 @@ def list_flags(
 ) -> None:
     """Open flags, heaviest first: id, weight, decision, signal, players, numbers."""
     with psycopg.connect(database_url_or_local(database_url, data_dir)) as conn:
-        found = run(conn, ladder.every_flag())
+        found = [f for f in run(conn, ladder.every_flag()) if ladder_id in (None, f.ladder_id)]
         decided = run(conn, decisions())
-    states = [state_of(f, decided) for f in found if ladder_id in (None, f.ladder_id)]
+        names = run(conn, names_of(found))
+    states = [state_of(f, decided, names) for f in found]
     states = [s for s in states if every or s.decided is None]
     if as_json:
         click.echo(msgspec.json.encode(states).decode())
@@ -68,9 +70,10 @@ def show(flag_id: str, as_json: bool, database_url: str | None, data_dir: Path |
     with psycopg.connect(database_url_or_local(database_url, data_dir)) as conn:
         found = run(conn, ladder.one_flag(flag_id))
         decided = run(conn, decisions())
+        names = run(conn, names_of([] if found is None else [found]))
     if found is None:
         raise NotFound(f"No flag has the id {flag_id!r} (see `matcha flags list`).")
-    state = state_of(found, decided)
+    state = state_of(found, decided, names)
     if as_json:
         click.echo(msgspec.json.encode(state).decode())
         return

@@ -61,12 +61,15 @@ class FlagState(msgspec.Struct, frozen=True, kw_only=True):
     audits: tuple[str, ...]
     """``/api/admin/matches/{id}/audit`` of each match behind it."""
     replays: tuple[str, ...]
+    names: dict[str, str] = {}
+    """The players' names, by id (people, not ids, on the admin page)."""
 
 
-def state_of(flag: Flag, decisions: Decisions) -> FlagState:
+def state_of(flag: Flag, decisions: Decisions, names: dict[str, str] | None = None) -> FlagState:
     return FlagState(
         flag=flag,
         decided=decisions.flags.get(flag.flag_id),
+        names={p: (names or {}).get(p, p) for p in flag.players},
         audits=tuple(f"/api/admin/matches/{m}/audit" for m in flag.matches),
         replays=tuple(f"/api/matches/{m}/replay" for m in flag.matches),
     )
@@ -158,6 +161,13 @@ async def void_matches(
         if accepted.facts.ladder_id is not None:
             ladders.append(accepted.facts.ladder_id)
     return list(dict.fromkeys(ladders))
+
+
+def names_of(flags: Sequence[Flag]) -> Op[dict[str, str]]:
+    """The names of the players these flags name."""
+    ids = sorted({p for f in flags for p in f.players})
+    rows = yield Query("SELECT id, name FROM players WHERE id = ANY(%s)", (ids,))
+    return {str(i): str(n) for i, n in rows}
 
 
 def closure_of(player_id: str) -> Op[tuple[str, str] | None]:
