@@ -12,7 +12,15 @@ from typing import Annotated, Literal, TypeAlias
 
 import msgspec
 
-SignalName: TypeAlias = Literal["pair_share", "one_sided", "early_ends", "rating_from_one"]
+SignalName: TypeAlias = Literal[
+    "pair_share",
+    "one_sided",
+    "early_ends",
+    "rating_from_one",
+    "losing_streak",
+    "new_accounts",
+    "fast_moves",
+]
 """The signals computed today (docs/fairplay.md "Signals")."""
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -20,6 +28,8 @@ Games = Annotated[int, msgspec.Meta(ge=1, le=100_000)]
 Moves = Annotated[int, msgspec.Meta(ge=0, le=1_000)]
 Points = Annotated[float, msgspec.Meta(ge=0.0, le=10_000.0)]
 Days = Annotated[int, msgspec.Meta(ge=1, le=3_650)]
+Hours = Annotated[float, msgspec.Meta(ge=0.0, le=87_600.0)]
+Seconds = Annotated[float, msgspec.Meta(ge=0.0, le=3_600.0)]
 
 
 class FairPlaySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -42,6 +52,24 @@ class FairPlaySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     """early_ends: this many early ends of one player against one opponent."""
     rating_from_one: Points = 150.0
     """rating_from_one: Elo points one player gained, net, from one opponent."""
+    streak_losses: Games = 10
+    """losing_streak: this many losses in a row ..."""
+    streak_drop: Points = 150.0
+    """losing_streak: ... taking the player this many Elo points below their peak ..."""
+    streak_peak_above: Points = 200.0
+    """losing_streak: ... a peak at least this far above the ladder's initial rating."""
+    created_within_hours: Hours = 24.0
+    """new_accounts: two accounts created this close together ..."""
+    new_accounts_share: Share = 0.8
+    """new_accounts: ... each playing at least this share of its games against the other
+    (and at least ``min_pair_games`` together)."""
+    fast_move_s: Seconds = 0.3
+    """fast_moves: a move made this soon after the event before it is faster than a person ..."""
+    fast_share: Share = 0.9
+    """fast_moves: ... and a player this share of whose moves are that fast ..."""
+    min_fast_moves: Games = 50
+    """fast_moves: ... over at least this many moves in the window is flagged (service
+    bots, ``bot_players``, are left out: they are bots by design)."""
 
 
 DEFAULT_FAIRPLAY = FairPlaySettings()

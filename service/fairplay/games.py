@@ -8,7 +8,7 @@ from datetime import datetime
 
 import msgspec
 
-from schemas.events import CardPlayed, MatchAnnulled, MatchCreated, MatchEnded
+from schemas.events import CardPlayed, MatchAnnulled, MatchCreated, MatchEnded, Passed
 from service.store.events import StoredEvent
 
 
@@ -24,6 +24,10 @@ class Game(msgspec.Struct, kw_only=True):
     """The winning seat; None for a draw or while it is played."""
     reason: str | None = None
     cards_played: int = 0
+    think: tuple[list[float], list[float]] = msgspec.field(default_factory=lambda: ([], []))
+    """Each seat's seconds from the event before its move to the move (its cards
+    played and passes; the engine's automatic passes left out), in order."""
+    last_at: datetime | None = None
     annulled_at: int = 0
     """The log position of its annulment (0: never annulled)."""
 
@@ -62,14 +66,21 @@ def games_of(rows: Iterable[StoredEvent]) -> list[Game]:
         event = row.event
         if isinstance(event, MatchCreated):
             games[row.match_id] = Game(
-                match_id=row.match_id, players=event.players, started_at=row.recorded_at
+                match_id=row.match_id,
+                players=event.players,
+                started_at=row.recorded_at,
+                last_at=row.recorded_at,
             )
             continue
         game = games.get(row.match_id)
         if game is None:
             continue
-        if isinstance(event, CardPlayed):
-            game.cards_played += 1
+        before, game.last_at = game.last_at, row.recorded_at
+        if isinstance(event, CardPlayed | Passed):
+            if isinstance(event, CardPlayed):
+                game.cards_played += 1
+            if not (isinstance(event, Passed) and event.automatic) and before is not None:
+                game.think[event.seat].append((row.recorded_at - before).total_seconds())
         elif isinstance(event, MatchEnded):
             game.ended_at = row.recorded_at
             game.position = row.position

@@ -10,7 +10,7 @@ import msgspec
 from schemas.fairplay import DEFAULT_FAIRPLAY, AccountClosed, FairPlaySettings, Flag
 from service.fairplay.games import games_of
 from service.fairplay.refunds import Refund, refunds_of
-from service.fairplay.signals import flags_of_ladder
+from service.fairplay.signals import Account, flags_of_ladder
 from service.fairplay.stream import every_decision
 from service.ratings.elo import EloSettings
 from service.ratings.settings import settings_from_json
@@ -53,7 +53,11 @@ def compute(ladder_id: str) -> Op[LadderFairPlay]:
         r.event for r in (yield from every_decision()) if isinstance(r.event, AccountClosed)
     ]
     refunds = refunds_of(ladder_id, games, closures, elo) if is_elo else []
-    flags = flags_of_ladder(ladder_id, games, settings, elo)
+    accounts = {
+        player: Account(created_at=at, service_bot=bot)
+        for player, at, bot in (yield from matchlog.accounts_of_ladder(ladder_id))
+    }
+    flags = flags_of_ladder(ladder_id, games, settings, elo, accounts)
     return LadderFairPlay(ladder_id=ladder_id, flags=tuple(flags), refunds=tuple(refunds))
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+
+import msgspec
 
 from schemas.fairplay import FairPlaySettings, Flag, SignalName
 from service.fairplay.games import Game
@@ -174,15 +176,166 @@ def rating_signals(
     return flags
 
 
+class Account(msgspec.Struct, frozen=True, kw_only=True):
+    """What the signals know of an account (``players``, ``bot_players``)."""
+
+    created_at: datetime
+    service_bot: bool = False
+
+
+Line = tuple[str, float, float, float]
+"""One rated match of a player: (match id, score, rating before, rating after)."""
+
+
+def _losing_runs(lines: Sequence[Line]) -> list[tuple[float, list[Line]]]:
+    """Each run of losses in a row, with the peak reached before it began."""
+    runs: list[tuple[float, list[Line]]] = []
+    peak = float("-inf")
+    run: list[Line] = []
+    for line in lines:
+        if line[1] == 0.0:
+            if not run:
+                runs.append((max(peak, line[2]), run))
+            run.append(line)
+        else:
+            run = []
+        peak = max(peak, line[2], line[3])
+    return runs
+
+
+def losing_streak_signals(
+    ladder_id: str,
+    all_games: Sequence[Game],
+    in_window: Sequence[Game],
+    settings: FairPlaySettings,
+    elo: EloSettings,
+) -> list[Flag]:
+    """``losing_streak`` (sandbagging): ``streak_losses`` losses in a row in the
+    window that take a player at least ``streak_drop`` Elo points below the peak
+    they had reached before the streak, a peak at least ``streak_peak_above`` over
+    the ladder's initial rating. One flag per player: its deepest streak."""
+    ids = {g.match_id: g for g in in_window}
+    lines: dict[str, list[Line]] = defaultdict(list)
+    for player, match_id, _p, _o, score, before, after, _c in rated(all_games, elo).history:
+        lines[player].append((match_id, score, before, after))
+    flags = []
+    for player in sorted(lines):
+        worst: tuple[float, float, float, list[str]] | None = None  # drop, peak, low, matches
+        for peak, run in _losing_runs(lines[player]):
+            counted = [line[0] for line in run if line[0] in ids]
+            drop = peak - run[-1][3]
+            if len(counted) < settings.streak_losses or drop < settings.streak_drop:
+                continue
+            if peak < elo.initial + settings.streak_peak_above:
+                continue
+            if worst is None or drop > worst[0]:
+                worst = (drop, peak, run[-1][3], counted)
+        if worst is None:
+            continue
+        drop, peak, low, matches = worst
+        numbers = {
+            "losses": float(len(matches)),
+            "peak": round(peak, 6),
+            "low": round(low, 6),
+            "drop": round(drop, 6),
+        }
+        behind = [ids[m] for m in matches]
+        over = drop / settings.streak_drop if settings.streak_drop else 1.0
+        flags.append(_flag(ladder_id, "losing_streak", (player,), numbers, behind, over))
+    return flags
+
+
+def new_account_signals(
+    ladder_id: str,
+    games: Sequence[Game],
+    accounts: Mapping[str, Account],
+    settings: FairPlaySettings,
+) -> list[Flag]:
+    """``new_accounts``: two accounts created within ``created_within_hours`` of
+    each other that play (nearly) only each other: at least ``min_pair_games``
+    together, each at least ``new_accounts_share`` of its games in the window."""
+    played: dict[str, int] = defaultdict(int)
+    for g in games:
+        for p in g.players:
+            played[p] += 1
+    flags = []
+    for (a, b), between in sorted(_pairs(games).items()):
+        if len(between) < settings.min_pair_games or a not in accounts or b not in accounts:
+            continue
+        apart = abs((accounts[a].created_at - accounts[b].created_at).total_seconds()) / 3600
+        shares = (len(between) / played[a], len(between) / played[b])
+        if apart > settings.created_within_hours or min(shares) < settings.new_accounts_share:
+            continue
+        numbers = {
+            "hours_apart": round(apart, 6),
+            "games": float(len(between)),
+            "share_of_first": round(shares[0], 6),
+            "share_of_second": round(shares[1], 6),
+        }
+        over = min(shares) / settings.new_accounts_share if settings.new_accounts_share else 1.0
+        flags.append(_flag(ladder_id, "new_accounts", (a, b), numbers, between, over))
+    return flags
+
+
+def fast_move_signals(
+    ladder_id: str,
+    games: Sequence[Game],
+    accounts: Mapping[str, Account],
+    settings: FairPlaySettings,
+) -> list[Flag]:
+    """``fast_moves``: a player (not a service bot) who made at least
+    ``min_fast_moves`` moves in the window, ``fast_share`` of them within
+    ``fast_move_s`` of the event before: faster than a person reads the table."""
+    moves: dict[str, int] = defaultdict(int)
+    fast: dict[str, int] = defaultdict(int)
+    behind: dict[str, list[Game]] = defaultdict(list)
+    for g in games:
+        for seat, player in enumerate(g.players):
+            times = g.think[seat]
+            if not times:
+                continue
+            quick = sum(1 for t in times if t < settings.fast_move_s)
+            moves[player] += len(times)
+            fast[player] += quick
+            if quick:
+                behind[player].append(g)
+    flags = []
+    for player in sorted(moves):
+        account = accounts.get(player)
+        if account is not None and account.service_bot:
+            continue
+        if moves[player] < settings.min_fast_moves:
+            continue
+        share = fast[player] / moves[player]
+        if share < settings.fast_share:
+            continue
+        numbers = {
+            "moves": float(moves[player]),
+            "fast": float(fast[player]),
+            "share": round(share, 6),
+        }
+        over = share / settings.fast_share if settings.fast_share else 1.0
+        flags.append(_flag(ladder_id, "fast_moves", (player,), numbers, behind[player], over))
+    return flags
+
+
 def flags_of_ladder(
-    ladder_id: str, games: Sequence[Game], settings: FairPlaySettings, elo: EloSettings
+    ladder_id: str,
+    games: Sequence[Game],
+    settings: FairPlaySettings,
+    elo: EloSettings,
+    accounts: Mapping[str, Account] | None = None,
 ) -> list[Flag]:
     """Every flag of the ladder, heaviest first (ties by id: a stable order)."""
+    known = accounts or {}
     inside = window(games, settings)
     flags = [
         *pair_signals(ladder_id, inside, settings),
         *early_end_signals(ladder_id, inside, settings),
         *rating_signals(ladder_id, games, inside, settings, elo),
+        *losing_streak_signals(ladder_id, games, inside, settings, elo),
+        *new_account_signals(ladder_id, inside, known, settings),
+        *fast_move_signals(ladder_id, inside, known, settings),
     ]
     flags.sort(key=lambda f: (-f.weight, f.flag_id))
     return flags

@@ -426,8 +426,17 @@ def results_between(ladder_id: str, after: int, high: int, period_us: int) -> Op
 
 # -- fair play ----------------------------------------------------------------------------
 
-FAIRPLAY_TYPES: Final = ("match_created", "card_played", "match_ended", "match_annulled")
-"""What the fair-play signals read of a match (``service.fairplay.games``)."""
+FAIRPLAY_TYPES: Final = (
+    "match_created",
+    "card_played",
+    "passed",
+    "round_revealed",
+    "cards_kept",
+    "match_ended",
+    "match_annulled",
+)
+"""What the fair-play signals read of a match (``service.fairplay.games``): not the
+deals (their hands are the big rows; a hand's first move is timed from the keep)."""
 
 
 def fairplay_rows(ladder_id: str) -> Op[list[StoredEvent]]:
@@ -441,6 +450,19 @@ def fairplay_rows(ladder_id: str) -> Op[list[StoredEvent]]:
         (list(FAIRPLAY_TYPES), ladder_id),
     )
     return [MATCH_EVENTS.read_row(r) for r in rows]
+
+
+def accounts_of_ladder(ladder_id: str) -> Op[list[tuple[str, datetime, bool]]]:
+    """(player id, account created at, a service bot) of everyone who played on
+    the ladder: what the fair-play signals know of accounts."""
+    rows = yield Query(
+        "SELECT p.id, p.created_at, EXISTS (SELECT 1 FROM bot_players b WHERE b.player_id = p.id)"
+        " FROM players p WHERE p.id IN ("
+        "   SELECT jsonb_array_elements_text(data -> 'players') FROM events"
+        "   WHERE type = 'match_created' AND data ->> 'ladder_id' = %s)",
+        (ladder_id,),
+    )
+    return [(str(p), at, bool(bot)) for p, at, bot in rows]
 
 
 def ladders_of_the_log() -> Op[list[str]]:
