@@ -1,15 +1,21 @@
 """A ladder's matches as the fair-play signals see them: one ``Game`` per match,
-folded from its events (pure; the rows come from ``matchlog.fairplay_rows``)."""
+from the per-match facts the store aggregates (``matchlog.fairplay_matches``),
+and the same games column-wise (``Columns``) for the signals' counting."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
-from schemas.events import CardPlayed, MatchAnnulled, MatchCreated, MatchEnded, Passed
-from service.store.events import StoredEvent
+from service.store.matchlog import FairPlayMatch
+
+EARLY_REASONS = ("resigned", "timeout")
+"""How a match ends early on purpose: the loser resigns or lets the clock run out."""
 
 
 class Game(msgspec.Struct, kw_only=True):
@@ -24,12 +30,12 @@ class Game(msgspec.Struct, kw_only=True):
     """The winning seat; None for a draw or while it is played."""
     reason: str | None = None
     cards_played: int = 0
-    think: tuple[list[float], list[float]] = msgspec.field(default_factory=lambda: ([], []))
-    """Each seat's seconds from the event before its move to the move (its cards
-    played and passes; the engine's automatic passes left out), in order."""
-    last_at: datetime | None = None
     annulled_at: int = 0
     """The log position of its annulment (0: never annulled)."""
+    moves: tuple[int, int] = (0, 0)
+    """Each seat's moves timed (cards played and passes the seat chose)."""
+    fast: tuple[int, int] = (0, 0)
+    """Of those, the moves made within ``fast_move_s`` of the event before."""
 
     @property
     def annulled(self) -> bool:
@@ -49,9 +55,6 @@ class Game(msgspec.Struct, kw_only=True):
             and not 0 < self.annulled_at <= position
         )
 
-    def seat_of(self, player_id: str) -> int:
-        return self.players.index(player_id)
-
     def loser(self) -> str | None:
         return None if self.winner is None else self.players[1 - self.winner]
 
@@ -59,33 +62,78 @@ class Game(msgspec.Struct, kw_only=True):
         return None if self.winner is None else self.players[self.winner]
 
 
-def games_of(rows: Iterable[StoredEvent]) -> list[Game]:
-    """Every match of the rows, in the order they were created."""
-    games: dict[str, Game] = {}
-    for row in rows:
-        event = row.event
-        if isinstance(event, MatchCreated):
-            games[row.match_id] = Game(
-                match_id=row.match_id,
-                players=event.players,
-                started_at=row.recorded_at,
-                last_at=row.recorded_at,
-            )
-            continue
-        game = games.get(row.match_id)
-        if game is None:
-            continue
-        before, game.last_at = game.last_at, row.recorded_at
-        if isinstance(event, CardPlayed | Passed):
-            if isinstance(event, CardPlayed):
-                game.cards_played += 1
-            if not (isinstance(event, Passed) and event.automatic) and before is not None:
-                game.think[event.seat].append((row.recorded_at - before).total_seconds())
-        elif isinstance(event, MatchEnded):
-            game.ended_at = row.recorded_at
-            game.position = row.position
-            game.winner = event.winner
-            game.reason = event.reason
-        elif isinstance(event, MatchAnnulled):
-            game.annulled_at = row.position
-    return list(games.values())
+def games_of(rows: Iterable[FairPlayMatch]) -> list[Game]:
+    """The store's per-match facts as games."""
+    return [
+        Game(
+            match_id=r.match_id,
+            players=(r.player0, r.player1),
+            started_at=r.created_at,
+            ended_at=r.ended_at,
+            position=r.end_position or 0,
+            winner=None if r.winner is None else int(r.winner),
+            reason=r.reason,
+            cards_played=r.cards_played,
+            annulled_at=r.annulled_at or 0,
+            moves=(r.moves0, r.moves1),
+            fast=(r.fast0, r.fast1),
+        )
+        for r in rows
+    ]
+
+
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The finished games in the order they ended, one array entry per game.
+
+    Players are numbered in the order of their ids, so a pair's lower number is
+    its lower id (the flags name players in the same order either way)."""
+
+    games: list[Game]
+    names: list[str]
+    """Player number -> id."""
+    p0: Ints
+    p1: Ints
+    winner: Ints
+    """The winning seat, -1 for a draw."""
+    winner_id: Ints
+    """The winner's number, -1 for a draw."""
+    early_end: npt.NDArray[np.bool_]
+    """Ended by a resignation or a time-out."""
+    cards: Ints
+    ended: npt.NDArray[np.float64]
+    """POSIX seconds."""
+    moves: Ints
+    """(n, 2): each seat's timed moves."""
+    fast: Ints
+
+    @property
+    def size(self) -> int:
+        return len(self.games)
+
+
+def columns_of(games: Sequence[Game]) -> Columns:
+    done = sorted((g for g in games if g.finished), key=lambda g: g.position)
+    names = sorted({p for g in done for p in g.players})
+    number = {p: i for i, p in enumerate(names)}
+    p0 = np.fromiter((number[g.players[0]] for g in done), np.int64, len(done))
+    p1 = np.fromiter((number[g.players[1]] for g in done), np.int64, len(done))
+    winner = np.fromiter((-1 if g.winner is None else g.winner for g in done), np.int64, len(done))
+    return Columns(
+        games=done,
+        names=names,
+        p0=p0,
+        p1=p1,
+        winner=winner,
+        winner_id=np.where(winner == 0, p0, np.where(winner == 1, p1, -1)),
+        early_end=np.fromiter((g.reason in EARLY_REASONS for g in done), np.bool_, len(done)),
+        cards=np.fromiter((g.cards_played for g in done), np.int64, len(done)),
+        ended=np.fromiter(
+            (g.ended_at.timestamp() if g.ended_at else 0.0 for g in done), np.float64, len(done)
+        ),
+        moves=np.array([g.moves for g in done], dtype=np.int64).reshape(len(done), 2),
+        fast=np.array([g.fast for g in done], dtype=np.int64).reshape(len(done), 2),
+    )

@@ -46,8 +46,8 @@ def _elo_of(ladder_id: str) -> Op[tuple[EloSettings, bool]]:
 
 def compute(ladder_id: str) -> Op[LadderFairPlay]:
     """The ladder's flags and refunds, from the log and the decisions alone."""
-    games = games_of((yield from matchlog.fairplay_rows(ladder_id)))
     settings = yield from settings_of(ladder_id)
+    games = games_of((yield from matchlog.fairplay_matches(ladder_id, settings.fast_move_s)))
     elo, is_elo = yield from _elo_of(ladder_id)
     closures = [
         r.event for r in (yield from every_decision()) if isinstance(r.event, AccountClosed)

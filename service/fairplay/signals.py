@@ -4,23 +4,33 @@ thresholds to flags (docs/fairplay.md "Signals").
 Every signal looks at the finished matches of one window, the
 ``window_days`` before the ladder's newest finished match: a time of the log
 itself, so recomputing from the log gives the same flags whenever it runs.
+
+The counting is column-wise (numpy over ``games.Columns``): a ladder of a
+million matches is counted in seconds, and only the few groups over a
+threshold become Python objects. tests/fairplay/reference_signals.py says the
+same in plain loops; tests/fairplay/test_signals.py checks both agree.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from schemas.fairplay import FairPlaySettings, Flag, SignalName
-from service.fairplay.games import Game
-from service.ratings.elo import EloRatings, EloSettings
+from service.fairplay.games import Columns, Game, Ints, columns_of
+from service.ratings.elo import EloSettings
 
-EARLY_REASONS = ("resigned", "timeout")
-"""How a match ends early on purpose: the loser resigns or lets the clock run out."""
+
+class Account(msgspec.Struct, frozen=True, kw_only=True):
+    """What the signals know of an account (``players``, ``bot_players``)."""
+
+    created_at: datetime
+    service_bot: bool = False
 
 
 def flag_id(ladder_id: str, signal: SignalName, players: Sequence[str]) -> str:
@@ -34,7 +44,7 @@ def _flag(
     signal: SignalName,
     players: tuple[str, ...],
     numbers: dict[str, float],
-    games: Sequence[Game],
+    matches: Sequence[str],
     over: float,
 ) -> Flag:
     return Flag(
@@ -43,279 +53,324 @@ def _flag(
         signal=signal,
         players=players,
         numbers=numbers,
-        matches=tuple(g.match_id for g in games),
-        weight=round(over * len(games), 6),
+        matches=tuple(matches),
+        weight=round(over * len(matches), 6),
     )
 
 
-def window(games: Sequence[Game], settings: FairPlaySettings) -> list[Game]:
-    """The finished games of the window, in the order they ended."""
-    done = sorted((g for g in games if g.finished), key=lambda g: g.position)
-    if not done:
-        return []
-    newest = max(g.ended_at for g in done if g.ended_at is not None)
-    since = newest - timedelta(days=settings.window_days)
-    return [g for g in done if g.ended_at is not None and g.ended_at >= since]
+class Groups:
+    """Indexes grouped by a key: each group's key and its members in their order."""
+
+    def __init__(self, keys: Ints, members: Ints) -> None:
+        order = np.argsort(keys, kind="stable")
+        self.members = members[order]
+        self.keys, self.starts, self.counts = np.unique(
+            keys[order], return_index=True, return_counts=True
+        )
+
+    def sums(self, values: npt.NDArray[np.float64] | Ints) -> npt.NDArray[np.float64]:
+        """Each group's sum of ``values`` (given per member, in the members' order)."""
+        if not len(self.keys):
+            return np.zeros(0)
+        return np.add.reduceat(np.asarray(values, dtype=np.float64), self.starts)
+
+    def of(self, g: int) -> Ints:
+        start = int(self.starts[g])
+        return self.members[start : start + int(self.counts[g])]
 
 
-def _pairs(games: Sequence[Game]) -> dict[tuple[str, str], list[Game]]:
-    pairs: dict[tuple[str, str], list[Game]] = defaultdict(list)
-    for g in games:
-        a, b = sorted(g.players)
-        pairs[(a, b)].append(g)
-    return pairs
+class Elo(msgspec.Struct, frozen=True, kw_only=True):
+    """Each finished game's Elo change and rating before it, per seat."""
+
+    before: npt.NDArray[np.float64]
+    """(n, 2)."""
+    change: npt.NDArray[np.float64]
 
 
-def pair_signals(ladder_id: str, games: Sequence[Game], settings: FairPlaySettings) -> list[Flag]:
-    """``pair_share`` and ``one_sided``: a pair that plays mostly each other, and
-    a pair where one side wins nearly every decided game."""
-    played: dict[str, int] = defaultdict(int)
-    for g in games:
-        for p in g.players:
-            played[p] += 1
+def rate(c: Columns, elo: EloSettings) -> Elo:
+    """Elo over every finished game in order, as ``service.ratings.elo.EloRatings.rate``
+    computes it (same operations: K by games played and the sticky master level)."""
+    n = c.size
+    before = np.empty((n, 2))
+    change = np.empty((n, 2))
+    players = len(c.names)
+    rating = [elo.initial] * players
+    games = [0] * players
+    master = [elo.initial >= elo.master_rating] * players
+    peak = [elo.initial] * players
+    cap, new_games = elo.max_difference, elo.established_after_games
+    k_new, k_master, k_est, level = elo.k_new, elo.k_master, elo.k_established, elo.master_rating
+    p0s, p1s, winners = c.p0.tolist(), c.p1.tolist(), c.winner.tolist()
+    for i in range(n):
+        a, b, w = p0s[i], p1s[i], winners[i]
+        ra, rb = rating[a], rating[b]
+        d = ra - rb
+        d = cap if d > cap else (-cap if d < -cap else d)
+        ea = 1.0 / (1.0 + 10.0 ** (-d / 400.0))
+        eb = 1.0 / (1.0 + 10.0 ** (d / 400.0))
+        ka = k_new if games[a] < new_games else (k_master if master[a] else k_est)
+        kb = k_new if games[b] < new_games else (k_master if master[b] else k_est)
+        s0 = 0.5 if w < 0 else (1.0 if w == 0 else 0.0)
+        ca, cb = ka * (s0 - ea), kb * ((1.0 - s0) - eb)
+        na, nb = ra + ca, rb + cb
+        rating[a], rating[b] = na, nb
+        games[a] += 1
+        games[b] += 1
+        if na > peak[a]:
+            peak[a] = na
+            master[a] = master[a] or na >= level
+        if nb > peak[b]:
+            peak[b] = nb
+            master[b] = master[b] or nb >= level
+        before[i, 0], before[i, 1], change[i, 0], change[i, 1] = ra, rb, ca, cb
+    return Elo(before=before, change=change)
+
+
+def _window(c: Columns, settings: FairPlaySettings) -> Ints:
+    """The window's games (indexes into ``c``), in the order they ended."""
+    if not c.size:
+        return np.zeros(0, dtype=np.int64)
+    since = float(c.ended.max()) - settings.window_days * 86_400.0
+    return np.nonzero(c.ended >= since)[0]
+
+
+def _ids(c: Columns, members: Ints) -> list[str]:
+    return [c.games[i].match_id for i in members.tolist()]
+
+
+def _played(c: Columns, inside: Ints) -> Ints:
+    n = len(c.names)
+    return np.bincount(c.p0[inside], minlength=n) + np.bincount(c.p1[inside], minlength=n)
+
+
+def pair_signals(
+    ladder_id: str,
+    c: Columns,
+    inside: Ints,
+    pairs: Groups,
+    elo: Elo,
+    accounts: Mapping[str, Account],
+    settings: FairPlaySettings,
+) -> list[Flag]:
+    """``pair_share``, ``one_sided``, ``rating_from_one`` and ``new_accounts``: what a
+    pair's games in the window add up to.
+
+    * pair_share: at least ``min_pair_games`` games, at least ``pair_share`` of one
+      player's games; one_sided: one side won ``one_sided`` of the decided ones;
+    * rating_from_one: a player gained, net, ``rating_from_one`` Elo points from the
+      other (Elo over the ladder's whole history, in order);
+    * new_accounts: accounts created within ``created_within_hours`` of each other,
+      each playing ``new_accounts_share`` of its games against the other.
+    """
+    played = _played(c, inside)
+    lo = np.minimum(c.p0, c.p1)
+    wins_lo = pairs.sums((c.winner_id == lo)[pairs.members])
+    wins_hi = pairs.sums(((c.winner_id >= 0) & (c.winner_id != lo))[pairs.members])
+    lo_is_seat0 = (c.p0 < c.p1)[pairs.members]
+    members_change = elo.change[pairs.members]
+    gain_lo = pairs.sums(np.where(lo_is_seat0, members_change[:, 0], members_change[:, 1]))
+    gain_hi = pairs.sums(np.where(lo_is_seat0, members_change[:, 1], members_change[:, 0]))
+    n_players = len(c.names)
+    look = (pairs.counts >= settings.min_pair_games) | (
+        np.maximum(gain_lo, gain_hi) >= settings.rating_from_one
+    )
     flags: list[Flag] = []
-    for (a, b), between in sorted(_pairs(games).items()):
-        n = len(between)
-        if n < settings.min_pair_games:
-            continue
-        wins = {a: 0, b: 0}
-        for g in between:
-            w = g.winner_id()
-            if w is not None:
-                wins[w] += 1
+    for g in np.nonzero(look)[0].tolist():
+        a_i, b_i = divmod(int(pairs.keys[g]), n_players)
+        a, b = c.names[a_i], c.names[b_i]
+        n = int(pairs.counts[g])
+        matches = _ids(c, pairs.of(g))
+        wins = {a: int(wins_lo[g]), b: int(wins_hi[g])}
         first, second = (a, b) if wins[a] >= wins[b] else (b, a)
-        share = {p: n / played[p] for p in (a, b)}
-        top = max(share.values())
-        if top >= settings.pair_share:
-            numbers = {
-                "games": float(n),
-                "share_of_first": round(share[first], 6),
-                "share_of_second": round(share[second], 6),
-            }
-            over = top / settings.pair_share if settings.pair_share else top
-            flags.append(_flag(ladder_id, "pair_share", (first, second), numbers, between, over))
-        decided = wins[a] + wins[b]
-        if decided >= settings.min_pair_games:
-            one_share = wins[first] / decided
-            if one_share >= settings.one_sided:
+        share = {a: n / int(played[a_i]), b: n / int(played[b_i])}
+        if n >= settings.min_pair_games:
+            top = max(share.values())
+            if top >= settings.pair_share:
                 numbers = {
-                    "decided": float(decided),
-                    "wins_of_first": float(wins[first]),
-                    "share": round(one_share, 6),
+                    "games": float(n),
+                    "share_of_first": round(share[first], 6),
+                    "share_of_second": round(share[second], 6),
                 }
-                over = one_share / settings.one_sided if settings.one_sided else one_share
-                flags.append(_flag(ladder_id, "one_sided", (first, second), numbers, between, over))
+                over = top / settings.pair_share if settings.pair_share else top
+                flags.append(
+                    _flag(ladder_id, "pair_share", (first, second), numbers, matches, over)
+                )
+            decided = wins[a] + wins[b]
+            if decided >= settings.min_pair_games:
+                one = wins[first] / decided
+                if one >= settings.one_sided:
+                    numbers = {
+                        "decided": float(decided),
+                        "wins_of_first": float(wins[first]),
+                        "share": round(one, 6),
+                    }
+                    over = one / settings.one_sided if settings.one_sided else one
+                    pair = (first, second)
+                    flags.append(_flag(ladder_id, "one_sided", pair, numbers, matches, over))
+            flags += _new_accounts(ladder_id, (a, b), share, n, matches, accounts, settings)
+        for player, opponent, points in ((a, b, gain_lo[g]), (b, a, gain_hi[g])):
+            if points < settings.rating_from_one or points <= 0:
+                continue
+            numbers = {"gained": round(float(points), 6), "games": float(n)}
+            over = float(points) / settings.rating_from_one if settings.rating_from_one else 1.0
+            pair = (player, opponent)
+            flags.append(_flag(ladder_id, "rating_from_one", pair, numbers, matches, over))
     return flags
 
 
+def _new_accounts(
+    ladder_id: str,
+    pair: tuple[str, str],
+    share: dict[str, float],
+    n: int,
+    matches: list[str],
+    accounts: Mapping[str, Account],
+    settings: FairPlaySettings,
+) -> list[Flag]:
+    a, b = pair
+    if a not in accounts or b not in accounts:
+        return []
+    apart = abs((accounts[a].created_at - accounts[b].created_at).total_seconds()) / 3600
+    low = min(share[a], share[b])
+    if apart > settings.created_within_hours or low < settings.new_accounts_share:
+        return []
+    numbers = {
+        "hours_apart": round(apart, 6),
+        "games": float(n),
+        "share_of_first": round(share[a], 6),
+        "share_of_second": round(share[b], 6),
+    }
+    over = low / settings.new_accounts_share if settings.new_accounts_share else 1.0
+    return [_flag(ladder_id, "new_accounts", pair, numbers, matches, over)]
+
+
 def early_end_signals(
-    ladder_id: str, games: Sequence[Game], settings: FairPlaySettings
+    ladder_id: str, c: Columns, inside: Ints, settings: FairPlaySettings
 ) -> list[Flag]:
     """``early_ends``: one player resigns or times out against one opponent, again
     and again, before ``early_moves`` cards are played. The flag names the winner
     first (the account being fed), then the player who gave up."""
-    early: dict[tuple[str, str], list[Game]] = defaultdict(list)
-    for g in games:
-        loser, winner = g.loser(), g.winner_id()
-        if loser is None or winner is None or g.reason not in EARLY_REASONS:
-            continue
-        if g.cards_played < settings.early_moves:
-            early[(winner, loser)].append(g)
+    n_players = len(c.names)
+    early = inside[
+        (c.early_end[inside]) & (c.winner[inside] >= 0) & (c.cards[inside] < settings.early_moves)
+    ]
+    loser = np.where(c.winner[early] == 0, c.p1[early], c.p0[early])
+    groups = Groups(c.winner_id[early] * n_players + loser, early)
     flags = []
-    for (winner, loser), ends in sorted(early.items()):
-        if len(ends) < settings.min_early_ends:
-            continue
+    for g in np.nonzero(groups.counts >= settings.min_early_ends)[0].tolist():
+        w, lo = divmod(int(groups.keys[g]), n_players)
+        members = groups.of(g)
         numbers = {
-            "early_ends": float(len(ends)),
-            "most_cards_played": float(max(g.cards_played for g in ends)),
+            "early_ends": float(len(members)),
+            "most_cards_played": float(c.cards[members].max()),
         }
-        over = len(ends) / settings.min_early_ends
-        flags.append(_flag(ladder_id, "early_ends", (winner, loser), numbers, ends, over))
+        over = len(members) / settings.min_early_ends
+        players = (c.names[w], c.names[lo])
+        flags.append(_flag(ladder_id, "early_ends", players, numbers, _ids(c, members), over))
     return flags
-
-
-def rated(games: Sequence[Game], elo: EloSettings) -> EloRatings:
-    """Elo over every finished game, in the order they ended (the ratings' order)."""
-    ratings = EloRatings(elo)
-    for g in sorted((g for g in games if g.finished), key=lambda g: g.position):
-        score0 = 0.5 if g.winner is None else (1.0 if g.winner == 0 else 0.0)
-        ratings.rate(g.match_id, g.position, g.players[0], g.players[1], score0)
-    return ratings
-
-
-def rating_signals(
-    ladder_id: str,
-    all_games: Sequence[Game],
-    in_window: Sequence[Game],
-    settings: FairPlaySettings,
-    elo: EloSettings,
-) -> list[Flag]:
-    """``rating_from_one``: the Elo a player gained, net, from one opponent in the
-    window (Elo over the ladder's whole history, as its ratings are computed)."""
-    ids = {g.match_id: g for g in in_window}
-    gained: dict[tuple[str, str], float] = defaultdict(float)
-    behind: dict[tuple[str, str], list[Game]] = defaultdict(list)
-    for player, match_id, _pos, opponent, _score, _before, _after, change in rated(
-        all_games, elo
-    ).history:
-        game = ids.get(match_id)
-        if game is None:
-            continue
-        gained[(player, opponent)] += change
-        behind[(player, opponent)].append(game)
-    flags = []
-    for (player, opponent), points in sorted(gained.items()):
-        if points < settings.rating_from_one or points <= 0:
-            continue
-        matches = behind[(player, opponent)]
-        numbers = {"gained": round(points, 6), "games": float(len(matches))}
-        over = points / settings.rating_from_one if settings.rating_from_one else 1.0
-        flags.append(
-            _flag(ladder_id, "rating_from_one", (player, opponent), numbers, matches, over)
-        )
-    return flags
-
-
-class Account(msgspec.Struct, frozen=True, kw_only=True):
-    """What the signals know of an account (``players``, ``bot_players``)."""
-
-    created_at: datetime
-    service_bot: bool = False
-
-
-Line = tuple[str, float, float, float]
-"""One rated match of a player: (match id, score, rating before, rating after)."""
-
-
-def _losing_runs(lines: Sequence[Line]) -> list[tuple[float, list[Line]]]:
-    """Each run of losses in a row, with the peak reached before it began."""
-    runs: list[tuple[float, list[Line]]] = []
-    peak = float("-inf")
-    run: list[Line] = []
-    for line in lines:
-        if line[1] == 0.0:
-            if not run:
-                runs.append((max(peak, line[2]), run))
-            run.append(line)
-        else:
-            run = []
-        peak = max(peak, line[2], line[3])
-    return runs
 
 
 def losing_streak_signals(
     ladder_id: str,
-    all_games: Sequence[Game],
-    in_window: Sequence[Game],
+    c: Columns,
+    inside: Ints,
+    elo: Elo,
     settings: FairPlaySettings,
-    elo: EloSettings,
+    initial: float,
 ) -> list[Flag]:
     """``losing_streak`` (sandbagging): ``streak_losses`` losses in a row in the
     window that take a player at least ``streak_drop`` Elo points below the peak
     they had reached before the streak, a peak at least ``streak_peak_above`` over
     the ladder's initial rating. One flag per player: its deepest streak."""
-    ids = {g.match_id: g for g in in_window}
-    lines: dict[str, list[Line]] = defaultdict(list)
-    for player, match_id, _p, _o, score, before, after, _c in rated(all_games, elo).history:
-        lines[player].append((match_id, score, before, after))
-    flags = []
-    for player in sorted(lines):
-        worst: tuple[float, float, float, list[str]] | None = None  # drop, peak, low, matches
-        for peak, run in _losing_runs(lines[player]):
-            counted = [line[0] for line in run if line[0] in ids]
-            drop = peak - run[-1][3]
-            if len(counted) < settings.streak_losses or drop < settings.streak_drop:
-                continue
-            if peak < elo.initial + settings.streak_peak_above:
-                continue
-            if worst is None or drop > worst[0]:
-                worst = (drop, peak, run[-1][3], counted)
-        if worst is None:
+    n = c.size
+    if not n:
+        return []
+    in_window = np.zeros(n, dtype=np.bool_)
+    in_window[inside] = True
+    # one line per (player, game), ordered by player then game
+    player = np.concatenate((c.p0, c.p1))
+    game = np.concatenate((np.arange(n), np.arange(n)))
+    seat = np.concatenate((np.zeros(n, np.int64), np.ones(n, np.int64)))
+    order = np.lexsort((game, player))
+    player, game, seat = player[order], game[order], seat[order]
+    before = elo.before[game, seat]
+    after = before + elo.change[game, seat]
+    lost = c.winner[game] == 1 - seat
+    # a run starts at a loss whose line before is another player's or not a loss
+    prev_same = np.concatenate(([False], player[1:] == player[:-1]))
+    prev_lost = np.concatenate(([False], lost[:-1]))
+    starts = np.nonzero(lost & ~(prev_same & prev_lost))[0]
+    # a run ends at a loss whose line after is another player's or not a loss
+    next_same = np.concatenate((prev_same[1:], [False]))
+    next_lost = np.concatenate((lost[1:], [False]))
+    ends = np.nonzero(lost & ~(next_same & next_lost))[0]  # one per run, in the same order
+    counted = np.cumsum(in_window[game])
+    in_run: Ints = counted[ends] - np.where(starts > 0, counted[starts - 1], 0)
+    first_line = np.searchsorted(player, player[starts])
+    worst: dict[int, tuple[float, float, float, list[str]]] = {}
+    for r in np.nonzero(in_run >= settings.streak_losses)[0].tolist():
+        s, e, f = int(starts[r]), int(ends[r]), int(first_line[r])
+        highs = np.maximum(before[f:s], after[f:s])
+        peak = max(float(highs.max()) if s > f else float("-inf"), float(before[s]))
+        low = float(after[e])
+        drop = peak - low
+        if drop < settings.streak_drop or peak < initial + settings.streak_peak_above:
             continue
-        drop, peak, low, matches = worst
+        p = int(player[s])
+        if p not in worst or drop > worst[p][0]:
+            run = game[s : e + 1]
+            worst[p] = (drop, peak, low, _ids(c, run[in_window[run]]))
+    flags = []
+    for p in sorted(worst):
+        drop, peak, low, matches = worst[p]
         numbers = {
             "losses": float(len(matches)),
             "peak": round(peak, 6),
             "low": round(low, 6),
             "drop": round(drop, 6),
         }
-        behind = [ids[m] for m in matches]
         over = drop / settings.streak_drop if settings.streak_drop else 1.0
-        flags.append(_flag(ladder_id, "losing_streak", (player,), numbers, behind, over))
-    return flags
-
-
-def new_account_signals(
-    ladder_id: str,
-    games: Sequence[Game],
-    accounts: Mapping[str, Account],
-    settings: FairPlaySettings,
-) -> list[Flag]:
-    """``new_accounts``: two accounts created within ``created_within_hours`` of
-    each other that play (nearly) only each other: at least ``min_pair_games``
-    together, each at least ``new_accounts_share`` of its games in the window."""
-    played: dict[str, int] = defaultdict(int)
-    for g in games:
-        for p in g.players:
-            played[p] += 1
-    flags = []
-    for (a, b), between in sorted(_pairs(games).items()):
-        if len(between) < settings.min_pair_games or a not in accounts or b not in accounts:
-            continue
-        apart = abs((accounts[a].created_at - accounts[b].created_at).total_seconds()) / 3600
-        shares = (len(between) / played[a], len(between) / played[b])
-        if apart > settings.created_within_hours or min(shares) < settings.new_accounts_share:
-            continue
-        numbers = {
-            "hours_apart": round(apart, 6),
-            "games": float(len(between)),
-            "share_of_first": round(shares[0], 6),
-            "share_of_second": round(shares[1], 6),
-        }
-        over = min(shares) / settings.new_accounts_share if settings.new_accounts_share else 1.0
-        flags.append(_flag(ladder_id, "new_accounts", (a, b), numbers, between, over))
+        flags.append(_flag(ladder_id, "losing_streak", (c.names[p],), numbers, matches, over))
     return flags
 
 
 def fast_move_signals(
     ladder_id: str,
-    games: Sequence[Game],
+    c: Columns,
+    inside: Ints,
     accounts: Mapping[str, Account],
     settings: FairPlaySettings,
 ) -> list[Flag]:
     """``fast_moves``: a player (not a service bot) who made at least
     ``min_fast_moves`` moves in the window, ``fast_share`` of them within
     ``fast_move_s`` of the event before: faster than a person reads the table."""
-    moves: dict[str, int] = defaultdict(int)
-    fast: dict[str, int] = defaultdict(int)
-    behind: dict[str, list[Game]] = defaultdict(list)
-    for g in games:
-        for seat, player in enumerate(g.players):
-            times = g.think[seat]
-            if not times:
-                continue
-            quick = sum(1 for t in times if t < settings.fast_move_s)
-            moves[player] += len(times)
-            fast[player] += quick
-            if quick:
-                behind[player].append(g)
+    n_players = len(c.names)
+    moves = np.bincount(c.p0[inside], c.moves[inside, 0], n_players) + np.bincount(
+        c.p1[inside], c.moves[inside, 1], n_players
+    )
+    fast = np.bincount(c.p0[inside], c.fast[inside, 0], n_players) + np.bincount(
+        c.p1[inside], c.fast[inside, 1], n_players
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(moves > 0, fast / np.maximum(moves, 1), 0.0)
+    look = (moves >= settings.min_fast_moves) & (share >= settings.fast_share)
     flags = []
-    for player in sorted(moves):
-        account = accounts.get(player)
+    for p in np.nonzero(look)[0].tolist():
+        name = c.names[p]
+        account = accounts.get(name)
         if account is not None and account.service_bot:
             continue
-        if moves[player] < settings.min_fast_moves:
-            continue
-        share = fast[player] / moves[player]
-        if share < settings.fast_share:
-            continue
+        quick = inside[
+            ((c.p0[inside] == p) & (c.fast[inside, 0] > 0))
+            | ((c.p1[inside] == p) & (c.fast[inside, 1] > 0))
+        ]
         numbers = {
-            "moves": float(moves[player]),
-            "fast": float(fast[player]),
-            "share": round(share, 6),
+            "moves": float(moves[p]),
+            "fast": float(fast[p]),
+            "share": round(float(share[p]), 6),
         }
-        over = share / settings.fast_share if settings.fast_share else 1.0
-        flags.append(_flag(ladder_id, "fast_moves", (player,), numbers, behind[player], over))
+        over = float(share[p]) / settings.fast_share if settings.fast_share else 1.0
+        flags.append(_flag(ladder_id, "fast_moves", (name,), numbers, _ids(c, quick), over))
     return flags
 
 
@@ -328,14 +383,17 @@ def flags_of_ladder(
 ) -> list[Flag]:
     """Every flag of the ladder, heaviest first (ties by id: a stable order)."""
     known = accounts or {}
-    inside = window(games, settings)
+    c = columns_of(games)
+    inside = _window(c, settings)
+    rated = rate(c, elo)
+    n_players = len(c.names)
+    lo, hi = np.minimum(c.p0, c.p1), np.maximum(c.p0, c.p1)
+    pairs = Groups(lo[inside] * n_players + hi[inside], inside)
     flags = [
-        *pair_signals(ladder_id, inside, settings),
-        *early_end_signals(ladder_id, inside, settings),
-        *rating_signals(ladder_id, games, inside, settings, elo),
-        *losing_streak_signals(ladder_id, games, inside, settings, elo),
-        *new_account_signals(ladder_id, inside, known, settings),
-        *fast_move_signals(ladder_id, inside, known, settings),
+        *pair_signals(ladder_id, c, inside, pairs, rated, known, settings),
+        *early_end_signals(ladder_id, c, inside, settings),
+        *losing_streak_signals(ladder_id, c, inside, rated, settings, elo.initial),
+        *fast_move_signals(ladder_id, c, inside, known, settings),
     ]
     flags.sort(key=lambda f: (-f.weight, f.flag_id))
     return flags

@@ -435,21 +435,70 @@ FAIRPLAY_TYPES: Final = (
     "match_ended",
     "match_annulled",
 )
-"""What the fair-play signals read of a match (``service.fairplay.games``): not the
-deals (their hands are the big rows; a hand's first move is timed from the keep)."""
+"""What the fair-play signals read of a match: not the deals (their hands are the
+big rows; a hand's first move is timed from the keep before it)."""
 
 
-def fairplay_rows(ladder_id: str) -> Op[list[StoredEvent]]:
-    """The ladder's matches' events of ``FAIRPLAY_TYPES``, in position order."""
+class FairPlayMatch(NamedTuple):
+    """One match of a ladder as the fair-play signals read it (``fairplay_matches``)."""
+
+    match_id: str
+    player0: str
+    player1: str
+    created_at: datetime
+    end_position: int | None
+    ended_at: datetime | None
+    winner: str | None
+    """The winning seat as text ("0", "1"); None for a draw or no end yet."""
+    reason: str | None
+    cards_played: int
+    annulled_at: int | None
+    moves0: int
+    moves1: int
+    fast0: int
+    fast1: int
+    """Seat 1's moves made within ``fast_s`` of the event before them."""
+
+
+_FAIRPLAY_MATCHES = """
+WITH c AS (
+    SELECT match_id, position, recorded_at, data -> 'players' AS players FROM events
+    WHERE type = 'match_created' AND data ->> 'ladder_id' = %(ladder)s
+), e AS (
+    SELECT ev.match_id, ev.position, ev.type, ev.recorded_at, ev.data,
+           extract(epoch FROM ev.recorded_at - lag(ev.recorded_at)
+               OVER (PARTITION BY ev.match_id ORDER BY ev.version)) AS think,
+           ev.type IN ('card_played', 'passed')
+               AND (ev.data ->> 'automatic') IS DISTINCT FROM 'true' AS timed
+    FROM events ev JOIN c USING (match_id)
+    WHERE ev.type = ANY(%(types)s)
+)
+SELECT c.match_id, c.players ->> 0, c.players ->> 1, c.recorded_at,
+       max(e.position) FILTER (WHERE e.type = 'match_ended'),
+       max(e.recorded_at) FILTER (WHERE e.type = 'match_ended'),
+       max(e.data ->> 'winner') FILTER (WHERE e.type = 'match_ended'),
+       max(e.data ->> 'reason') FILTER (WHERE e.type = 'match_ended'),
+       count(*) FILTER (WHERE e.type = 'card_played'),
+       min(e.position) FILTER (WHERE e.type = 'match_annulled'),
+       count(*) FILTER (WHERE e.timed AND e.data ->> 'seat' = '0'),
+       count(*) FILTER (WHERE e.timed AND e.data ->> 'seat' = '1'),
+       count(*) FILTER (WHERE e.timed AND e.data ->> 'seat' = '0' AND e.think < %(fast)s),
+       count(*) FILTER (WHERE e.timed AND e.data ->> 'seat' = '1' AND e.think < %(fast)s)
+FROM c JOIN e USING (match_id)
+GROUP BY c.match_id, c.position, c.players, c.recorded_at
+ORDER BY c.position
+"""
+# One pass over the ladder's rows (no event decoded in Python): a ladder of a
+# million matches is read in one statement (bench/bench_fairplay.py).
+
+
+def fairplay_matches(ladder_id: str, fast_s: float) -> Op[list[FairPlayMatch]]:
+    """Every match of the ladder, oldest first, with what the signals count:
+    its end, cards played, annulment, and each seat's timed and fast moves."""
     rows = yield Query(
-        f"SELECT {MATCH_EVENTS.columns} FROM events"
-        " WHERE type = ANY(%s) AND match_id IN ("
-        "   SELECT match_id FROM events WHERE type = 'match_created'"
-        "   AND data ->> 'ladder_id' = %s)"
-        " ORDER BY position",
-        (list(FAIRPLAY_TYPES), ladder_id),
+        _FAIRPLAY_MATCHES, {"ladder": ladder_id, "types": list(FAIRPLAY_TYPES), "fast": fast_s}
     )
-    return [MATCH_EVENTS.read_row(r) for r in rows]
+    return [FairPlayMatch(*r) for r in rows]  # the columns are already these types
 
 
 def accounts_of_ladder(ladder_id: str) -> Op[list[tuple[str, datetime, bool]]]:

@@ -16,6 +16,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from schemas.fairplay import DEFAULT_FAIRPLAY
 from service.fairplay.games import Game
 from service.fairplay.signals import Account
 
@@ -47,9 +48,13 @@ class Ladder:
             reason="resigned" if early or rng.random() < 0.2 else "qualified",
             cards_played=moves,
         )
-        for seat, player in enumerate((a, b)):
+        timed = []
+        for player in (a, b):
             lo, hi = (0.02, 0.2) if player == fast else think
-            g.think[seat].extend(rng.uniform(lo, hi) for _ in range(moves // 2))
+            times = [rng.uniform(lo, hi) for _ in range(moves // 2)]
+            timed.append((len(times), sum(1 for t in times if t < DEFAULT_FAIRPLAY.fast_move_s)))
+        g.moves = (timed[0][0], timed[1][0])
+        g.fast = (timed[0][1], timed[1][1])
         self.games.append(g)
         return g
 

@@ -4,15 +4,17 @@ win-trading is flagged, an honest ladder is not."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 
 import psycopg
 import pytest
-from workers_harness import finish_match, new_ladder
+from workers_harness import finish_match, new_ladder, played_log, store_log
 
+from schemas.events import CardPlayed, Passed
 from service.fairplay import ladder
-from service.store import EventStore
+from service.store import EventStore, matchlog
 from service.store.ops import run
 from workers.projections import FlagsProjection, Runner
 from workers.projections.flags import rebuild
@@ -71,3 +73,28 @@ async def test_given_a_live_projection_when_rebuilt_from_the_log_then_it_equals_
     conn.execute("DELETE FROM fairplay_flags")
     assert rebuild(conn) == 2
     assert [run(conn, ladder.stored(lad)) for lad in ladders] == fresh
+
+
+async def test_given_played_matches_the_store_counts_each_seats_timed_and_fast_moves_from_the_log(
+    store: EventStore, conn: psycopg.Connection
+) -> None:
+    ladder_id = new_ladder(conn)
+    for seed in (3, 4):
+        match_id = f"timed-{seed}"
+        await store_log(store, match_id, played_log(seed, match_id, ladder_id=ladder_id))
+
+    found = {m.match_id: m for m in run(conn, matchlog.fairplay_matches(ladder_id, 0.05))}
+
+    for match_id, facts in found.items():
+        rows = [r for r in run(conn, matchlog.rows_of_match(match_id))]
+        kept = [r for r in rows if r.type in matchlog.FAIRPLAY_TYPES]
+        moves, fast = [0, 0], [0, 0]
+        for before, row in itertools.pairwise(kept):
+            event = row.event
+            if isinstance(event, CardPlayed | Passed) and not getattr(event, "automatic", False):
+                moves[event.seat] += 1
+                fast[event.seat] += (row.recorded_at - before.recorded_at).total_seconds() < 0.05
+        cards = sum(isinstance(r.event, CardPlayed) for r in rows)
+        assert (facts.moves0, facts.moves1, facts.fast0, facts.fast1) == (*moves, *fast)
+        assert facts.cards_played == cards > 0 and moves[0] > 0
+        assert facts.end_position == rows[-1].position and facts.annulled_at is None
