@@ -4,15 +4,15 @@ and the same games column-wise (``Columns``) for the signals' counting."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from service.store.matchlog import FairPlayMatch
+from service.store.matchlog import FairPlayLog
 
 EARLY_REASONS = ("resigned", "timeout")
 """How a match ends early on purpose: the loser resigns or lets the clock run out."""
@@ -22,7 +22,6 @@ class Game(msgspec.Struct, kw_only=True):
     match_id: str
     players: tuple[str, str]
     """By seat."""
-    started_at: datetime
     ended_at: datetime | None = None
     position: int = 0
     """The log position of its end (0 while it is played)."""
@@ -62,24 +61,33 @@ class Game(msgspec.Struct, kw_only=True):
         return None if self.winner is None else self.players[self.winner]
 
 
-def games_of(rows: Iterable[FairPlayMatch]) -> list[Game]:
-    """The store's per-match facts as games."""
-    return [
-        Game(
-            match_id=r.match_id,
-            players=(r.player0, r.player1),
-            started_at=r.created_at,
-            ended_at=r.ended_at,
-            position=r.end_position or 0,
-            winner=None if r.winner is None else int(r.winner),
-            reason=r.reason,
-            cards_played=r.cards_played,
-            annulled_at=r.annulled_at or 0,
-            moves=(r.moves0, r.moves1),
-            fast=(r.fast0, r.fast1),
+def games_of(log: FairPlayLog) -> list[Game]:
+    """The ladder's matches as games, in the order they were created (what the
+    refunds recompute over; the signals count ``columns_of_log`` instead)."""
+    ended = {
+        m: (log.ended_position[i], log.ended_code[i], log.ended_at[i])
+        for i, m in enumerate(log.ended_ids)
+    }
+    games = []
+    for match_id, p0, p1 in zip(log.match_ids, log.player0, log.player1, strict=True):
+        cards, m0, m1, f0, f1 = log.moves.get(match_id, (0, 0, 0, 0, 0))
+        end = ended.get(match_id)
+        game = Game(
+            match_id=match_id,
+            players=(p0, p1),
+            cards_played=cards,
+            annulled_at=log.annulled.get(match_id, 0),
+            moves=(m0, m1),
+            fast=(f0, f1),
         )
-        for r in rows
-    ]
+        if end is not None:
+            position, code, at = end
+            game.position = position
+            game.ended_at = datetime.fromtimestamp(at, UTC)
+            game.winner = None if code & 3 == 2 else code & 3
+            game.reason = "aborted" if code & 8 else ("resigned" if code & 4 else "qualified")
+        games.append(game)
+    return games
 
 
 Ints = npt.NDArray[np.int64]
@@ -92,7 +100,7 @@ class Columns:
     Players are numbered in the order of their ids, so a pair's lower number is
     its lower id (the flags name players in the same order either way)."""
 
-    games: list[Game]
+    match_ids: list[str]
     names: list[str]
     """Player number -> id."""
     p0: Ints
@@ -112,7 +120,7 @@ class Columns:
 
     @property
     def size(self) -> int:
-        return len(self.games)
+        return len(self.match_ids)
 
 
 def columns_of(games: Sequence[Game]) -> Columns:
@@ -123,7 +131,7 @@ def columns_of(games: Sequence[Game]) -> Columns:
     p1 = np.fromiter((number[g.players[1]] for g in done), np.int64, len(done))
     winner = np.fromiter((-1 if g.winner is None else g.winner for g in done), np.int64, len(done))
     return Columns(
-        games=done,
+        match_ids=[g.match_id for g in done],
         names=names,
         p0=p0,
         p1=p1,
@@ -136,4 +144,46 @@ def columns_of(games: Sequence[Game]) -> Columns:
         ),
         moves=np.array([g.moves for g in done], dtype=np.int64).reshape(len(done), 2),
         fast=np.array([g.fast for g in done], dtype=np.int64).reshape(len(done), 2),
+    )
+
+
+def columns_of_log(log: FairPlayLog) -> Columns:
+    """The same columns as ``columns_of(games_of(log))``, straight from the arrays:
+    only the matches of the ladder that finished (ended, not aborted, not annulled)."""
+    created = {m: i for i, m in enumerate(log.match_ids)}
+    position = np.frombuffer(log.ended_position, dtype=np.int64)
+    code = np.frombuffer(log.ended_code, dtype=np.int64)
+    ended = np.frombuffer(log.ended_at, dtype=np.float64)
+    index = np.fromiter((created.get(m, -1) for m in log.ended_ids), np.int64, len(log.ended_ids))
+    annulled = np.fromiter((m in log.annulled for m in log.ended_ids), np.bool_, len(index))
+    keep = (index >= 0) & (code & 8 == 0) & ~annulled
+    keep_at = np.nonzero(keep)[0]
+    keep_at = keep_at[np.argsort(position[keep_at], kind="stable")]
+    rows = index[keep_at]
+    names = sorted(set(log.player0) | set(log.player1))
+    number = {p: i for i, p in enumerate(names)}
+    all_p0 = np.fromiter((number[p] for p in log.player0), np.int64, len(log.player0))
+    all_p1 = np.fromiter((number[p] for p in log.player1), np.int64, len(log.player1))
+    p0, p1 = all_p0[rows], all_p1[rows]
+    seat = code[keep_at] & 3
+    winner = np.where(seat == 2, -1, seat)
+    ids = [log.match_ids[i] for i in rows.tolist()]
+    timed = np.zeros((len(ids), 5), dtype=np.int64)  # cards, moves 0, 1, fast 0, 1
+    if log.moves:
+        found = [(k, log.moves[m]) for k, m in enumerate(ids) if m in log.moves]
+        if found:
+            timed[[k for k, _ in found]] = [v for _, v in found]
+    cards, moves, fast = timed[:, 0], timed[:, 1:3], timed[:, 3:5]
+    return Columns(
+        match_ids=ids,
+        names=names,
+        p0=p0,
+        p1=p1,
+        winner=winner,
+        winner_id=np.where(winner == 0, p0, np.where(winner == 1, p1, -1)),
+        early_end=(code[keep_at] & 4) > 0,
+        cards=cards,
+        ended=ended[keep_at],
+        moves=moves,
+        fast=fast,
     )

@@ -8,9 +8,9 @@ from __future__ import annotations
 import msgspec
 
 from schemas.fairplay import DEFAULT_FAIRPLAY, AccountClosed, FairPlaySettings, Flag
-from service.fairplay.games import games_of
+from service.fairplay.games import columns_of_log, games_of
 from service.fairplay.refunds import Refund, refunds_of
-from service.fairplay.signals import Account, flags_of_ladder
+from service.fairplay.signals import Account, flags_of_columns
 from service.fairplay.stream import every_decision
 from service.ratings.elo import EloSettings
 from service.ratings.settings import settings_from_json
@@ -47,17 +47,22 @@ def _elo_of(ladder_id: str) -> Op[tuple[EloSettings, bool]]:
 def compute(ladder_id: str) -> Op[LadderFairPlay]:
     """The ladder's flags and refunds, from the log and the decisions alone."""
     settings = yield from settings_of(ladder_id)
-    games = games_of((yield from matchlog.fairplay_matches(ladder_id, settings.fast_move_s)))
+    log = yield from matchlog.fairplay_log(ladder_id, settings.fast_move_s)
     elo, is_elo = yield from _elo_of(ladder_id)
-    closures = [
-        r.event for r in (yield from every_decision()) if isinstance(r.event, AccountClosed)
+    decided = yield from every_decision()
+    ours = set(log.match_ids)
+    touching = [
+        r.event
+        for r in decided
+        if isinstance(r.event, AccountClosed) and ours.intersection(r.event.voided)
     ]
-    refunds = refunds_of(ladder_id, games, closures, elo) if is_elo else []
+    # games one by one only for the refunds (a closure that voided some of ours)
+    refunds = refunds_of(ladder_id, games_of(log), touching, elo) if is_elo and touching else []
     accounts = {
         player: Account(created_at=at, service_bot=bot)
         for player, at, bot in (yield from matchlog.accounts_of_ladder(ladder_id))
     }
-    flags = flags_of_ladder(ladder_id, games, settings, elo, accounts)
+    flags = flags_of_columns(ladder_id, columns_of_log(log), settings, elo, accounts)
     return LadderFairPlay(ladder_id=ladder_id, flags=tuple(flags), refunds=tuple(refunds))
 
 

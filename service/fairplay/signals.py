@@ -135,7 +135,7 @@ def _window(c: Columns, settings: FairPlaySettings) -> Ints:
 
 
 def _ids(c: Columns, members: Ints) -> list[str]:
-    return [c.games[i].match_id for i in members.tolist()]
+    return [c.match_ids[i] for i in members.tolist()]
 
 
 def _played(c: Columns, inside: Ints) -> Ints:
@@ -382,8 +382,18 @@ def flags_of_ladder(
     accounts: Mapping[str, Account] | None = None,
 ) -> list[Flag]:
     """Every flag of the ladder, heaviest first (ties by id: a stable order)."""
+    return flags_of_columns(ladder_id, columns_of(games), settings, elo, accounts)
+
+
+def flags_of_columns(
+    ladder_id: str,
+    c: Columns,
+    settings: FairPlaySettings,
+    elo: EloSettings,
+    accounts: Mapping[str, Account] | None = None,
+) -> list[Flag]:
+    """``flags_of_ladder`` over the games already in columns (the store's path)."""
     known = accounts or {}
-    c = columns_of(games)
     inside = _window(c, settings)
     rated = rate(c, elo)
     n_players = len(c.names)

@@ -19,6 +19,8 @@ Two kinds of reads:
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final, NamedTuple
@@ -439,66 +441,112 @@ FAIRPLAY_TYPES: Final = (
 big rows; a hand's first move is timed from the keep before it)."""
 
 
-class FairPlayMatch(NamedTuple):
-    """One match of a ladder as the fair-play signals read it (``fairplay_matches``)."""
+class FairPlayLog(NamedTuple):
+    """A ladder's matches as the fair-play signals read them (``fairplay_log``),
+    column-wise: numbers as 8-byte arrays, ids as lists, nothing per row in Python."""
 
-    match_id: str
-    player0: str
-    player1: str
-    created_at: datetime
-    end_position: int | None
-    ended_at: datetime | None
-    winner: str | None
-    """The winning seat as text ("0", "1"); None for a draw or no end yet."""
-    reason: str | None
-    cards_played: int
-    annulled_at: int | None
-    moves0: int
-    moves1: int
-    fast0: int
-    fast1: int
-    """Seat 1's moves made within ``fast_s`` of the event before them."""
+    match_ids: list[str]
+    """Every match of the ladder, in the order they were created."""
+    player0: list[str]
+    player1: list[str]
+    ended_ids: list[str]
+    """The matches that ended (of every ladder when the ladder is large: the caller
+    keeps its own), in position order, and for each:"""
+    ended_position: array[int]
+    ended_code: array[int]
+    """The winning seat (0, 1) or 2 for a draw, + 4 if it ended by a resignation or
+    a time-out, + 8 if it was aborted."""
+    ended_at: array[float]
+    """POSIX seconds."""
+    annulled: dict[str, int]
+    """Every annulled match (of every ladder), with the position of its annulment."""
+    moves: dict[str, tuple[int, int, int, int, int]]
+    """Matches with moves: (cards played, seat 0's timed moves, seat 1's, seat 0's
+    fast ones, seat 1's). A move is timed from the event before it that the
+    signals read (``FAIRPLAY_TYPES``), so a match's first move is not timed."""
 
 
-_FAIRPLAY_MATCHES = """
-WITH c AS (
-    SELECT match_id, position, recorded_at, data -> 'players' AS players FROM events
-    WHERE type = 'match_created' AND data ->> 'ladder_id' = %(ladder)s
-), e AS (
-    SELECT ev.match_id, ev.position, ev.type, ev.recorded_at, ev.data,
-           extract(epoch FROM ev.recorded_at - lag(ev.recorded_at)
-               OVER (PARTITION BY ev.match_id ORDER BY ev.version)) AS think,
-           ev.type IN ('card_played', 'passed')
-               AND (ev.data ->> 'automatic') IS DISTINCT FROM 'true' AS timed
-    FROM events ev JOIN c USING (match_id)
-    WHERE ev.type = ANY(%(types)s)
-)
-SELECT c.match_id, c.players ->> 0, c.players ->> 1, c.recorded_at,
-       max(e.position) FILTER (WHERE e.type = 'match_ended'),
-       max(e.recorded_at) FILTER (WHERE e.type = 'match_ended'),
-       max(e.data ->> 'winner') FILTER (WHERE e.type = 'match_ended'),
-       max(e.data ->> 'reason') FILTER (WHERE e.type = 'match_ended'),
-       count(*) FILTER (WHERE e.type = 'card_played'),
-       min(e.position) FILTER (WHERE e.type = 'match_annulled'),
-       count(*) FILTER (WHERE e.timed AND e.data ->> 'seat' = '0'),
-       count(*) FILTER (WHERE e.timed AND e.data ->> 'seat' = '1'),
-       count(*) FILTER (WHERE e.timed AND e.data ->> 'seat' = '0' AND e.think < %(fast)s),
-       count(*) FILTER (WHERE e.timed AND e.data ->> 'seat' = '1' AND e.think < %(fast)s)
-FROM c JOIN e USING (match_id)
-GROUP BY c.match_id, c.position, c.players, c.recorded_at
-ORDER BY c.position
+_CREATED_OF_LADDER = """
+SELECT coalesce(string_agg(match_id || E'\t' || (data -> 'players' ->> 0) || E'\t'
+                           || (data -> 'players' ->> 1), E'\t' ORDER BY position), '')
+FROM events WHERE type = 'match_created' AND data ->> 'ladder_id' = %(ladder)s
 """
-# One pass over the ladder's rows (no event decoded in Python): a ladder of a
-# million matches is read in one statement (bench/bench_fairplay.py).
+_ENDED_COLUMNS = """
+SELECT coalesce(string_agg(match_id, E'\t' ORDER BY position), ''),
+       coalesce(string_agg(int8send(position), ''::bytea ORDER BY position), ''::bytea),
+       coalesce(string_agg(int8send(
+           CASE coalesce(data ->> 'winner', 'D') WHEN '0' THEN 0 WHEN '1' THEN 1 ELSE 2 END
+           + CASE WHEN data ->> 'reason' IN ('resigned', 'timeout') THEN 4 ELSE 0 END
+           + CASE WHEN data ->> 'reason' = 'aborted' THEN 8 ELSE 0 END), ''::bytea
+           ORDER BY position), ''::bytea),
+       coalesce(string_agg(float8send(date_part('epoch', recorded_at)), ''::bytea
+           ORDER BY position), ''::bytea)
+FROM events WHERE type = 'match_ended'
+"""
+# (A ladder of more than SMALL_LADDER matches reads every result: one pass over
+# the (type, position) index beats a million lookups by match id.)
+SMALL_LADDER: Final = 50_000
+_MOVES_OF_LADDER = """
+SELECT match_id,
+       count(*) FILTER (WHERE type = 'card_played'),
+       count(*) FILTER (WHERE timed AND seat = '0'),
+       count(*) FILTER (WHERE timed AND seat = '1'),
+       count(*) FILTER (WHERE timed AND seat = '0' AND think < %(fast)s),
+       count(*) FILTER (WHERE timed AND seat = '1' AND think < %(fast)s)
+FROM (SELECT ev.match_id, ev.type, ev.data ->> 'seat' AS seat,
+             date_part('epoch', ev.recorded_at - lag(ev.recorded_at)
+                 OVER (PARTITION BY ev.match_id ORDER BY ev.version)) AS think,
+             ev.type IN ('card_played', 'passed')
+                 AND (ev.data ->> 'automatic') IS DISTINCT FROM 'true' AS chosen
+      FROM events ev
+      WHERE ev.type IN ('card_played', 'passed', 'round_revealed', 'cards_kept')
+        AND EXISTS (SELECT 1 FROM events c WHERE c.match_id = ev.match_id AND c.version = 1
+                    AND c.type = 'match_created' AND c.data ->> 'ladder_id' = %(ladder)s)
+     ) AS timed_moves, LATERAL (SELECT chosen AND think IS NOT NULL AS timed) AS t
+GROUP BY match_id
+"""
 
 
-def fairplay_matches(ladder_id: str, fast_s: float) -> Op[list[FairPlayMatch]]:
-    """Every match of the ladder, oldest first, with what the signals count:
-    its end, cards played, annulment, and each seat's timed and fast moves."""
-    rows = yield Query(
-        _FAIRPLAY_MATCHES, {"ladder": ladder_id, "types": list(FAIRPLAY_TYPES), "fast": fast_s}
+def _int8s(raw: bytes) -> array[int]:
+    values = array("q", bytes(raw))
+    if sys.byteorder == "little":
+        values.byteswap()
+    return values
+
+
+def _float8s(raw: bytes) -> array[float]:
+    values = array("d", bytes(raw))
+    if sys.byteorder == "little":
+        values.byteswap()
+    return values
+
+
+def fairplay_log(ladder_id: str, fast_s: float) -> Op[FairPlayLog]:
+    """What the fair-play signals read of a ladder (``FairPlayLog``), in four
+    statements whatever its size; ``fast_s``: a move this quick is fast."""
+    rows = yield Query(_CREATED_OF_LADDER, {"ladder": ladder_id})
+    packed = str(rows[0][0])
+    fields = packed.split("\t") if packed else []
+    match_ids, player0, player1 = fields[0::3], fields[1::3], fields[2::3]
+    if len(match_ids) <= SMALL_LADDER:
+        rows = yield Query(_ENDED_COLUMNS + " AND match_id = ANY(%(ids)s)", {"ids": match_ids})
+    else:
+        rows = yield Query(_ENDED_COLUMNS)
+    ids, positions, codes, times = rows[0]
+    annulled = yield Query("SELECT match_id, min(position) FROM events"
+                           " WHERE type = 'match_annulled' GROUP BY match_id")  # fmt: skip
+    moves = yield Query(_MOVES_OF_LADDER, {"ladder": ladder_id, "fast": fast_s})
+    return FairPlayLog(
+        match_ids=match_ids,
+        player0=player0,
+        player1=player1,
+        ended_ids=str(ids).split("\t") if ids else [],
+        ended_position=_int8s(positions),
+        ended_code=_int8s(codes),
+        ended_at=_float8s(times),
+        annulled={str(m): int(p) for m, p in annulled},
+        moves={str(m): (int(c), int(a), int(b), int(fa), int(fb)) for m, c, a, b, fa, fb in moves},
     )
-    return [FairPlayMatch(*r) for r in rows]  # the columns are already these types
 
 
 def accounts_of_ladder(ladder_id: str) -> Op[list[tuple[str, datetime, bool]]]:

@@ -41,7 +41,6 @@ class Ladder:
         g = Game(
             match_id=f"m{n:07d}",
             players=(a, b),
-            started_at=at,
             ended_at=at + timedelta(minutes=5),
             position=n,
             winner=0 if winner == a else 1,

@@ -14,12 +14,16 @@ from workers_harness import finish_match, new_ladder, played_log, store_log
 
 from schemas.events import CardPlayed, Passed
 from service.fairplay import ladder
+from service.fairplay.games import games_of
 from service.store import EventStore, matchlog
 from service.store.ops import run
 from workers.projections import FlagsProjection, Runner
 from workers.projections.flags import rebuild
 
 pytestmark = pytest.mark.anyio
+
+TIMED_FROM = ("card_played", "passed", "round_revealed", "cards_kept")
+"""A move is timed from the event of these before it (a match's first move is not)."""
 
 
 def catch_up(database_url: str) -> int:
@@ -83,11 +87,12 @@ async def test_given_played_matches_the_store_counts_each_seats_timed_and_fast_m
         match_id = f"timed-{seed}"
         await store_log(store, match_id, played_log(seed, match_id, ladder_id=ladder_id))
 
-    found = {m.match_id: m for m in run(conn, matchlog.fairplay_matches(ladder_id, 0.05))}
+    found = {g.match_id: g for g in games_of(run(conn, matchlog.fairplay_log(ladder_id, 0.05)))}
 
-    for match_id, facts in found.items():
-        rows = [r for r in run(conn, matchlog.rows_of_match(match_id))]
-        kept = [r for r in rows if r.type in matchlog.FAIRPLAY_TYPES]
+    assert len(found) == 2
+    for match_id, game in found.items():
+        rows = run(conn, matchlog.rows_of_match(match_id))
+        kept = [r for r in rows if r.type in TIMED_FROM]
         moves, fast = [0, 0], [0, 0]
         for before, row in itertools.pairwise(kept):
             event = row.event
@@ -95,6 +100,7 @@ async def test_given_played_matches_the_store_counts_each_seats_timed_and_fast_m
                 moves[event.seat] += 1
                 fast[event.seat] += (row.recorded_at - before.recorded_at).total_seconds() < 0.05
         cards = sum(isinstance(r.event, CardPlayed) for r in rows)
-        assert (facts.moves0, facts.moves1, facts.fast0, facts.fast1) == (*moves, *fast)
-        assert facts.cards_played == cards > 0 and moves[0] > 0
-        assert facts.end_position == rows[-1].position and facts.annulled_at is None
+        assert (*game.moves, *game.fast) == (*moves, *fast)
+        assert game.cards_played == cards > 0 and moves[0] > 0
+        assert game.position == rows[-1].position and game.annulled_at == 0
+        assert game.finished and game.winner == rows[-1].event.winner  # type: ignore[union-attr]
