@@ -62,31 +62,26 @@ class Game(msgspec.Struct, kw_only=True):
 
 
 def games_of(log: FairPlayLog) -> list[Game]:
-    """The ladder's matches as games, in the order they were created (what the
+    """The ladder's ended matches as games, in the order they ended (what the
     refunds recompute over; the signals count ``columns_of_log`` instead)."""
-    ended = {
-        m: (log.ended_position[i], log.ended_code[i], log.ended_at[i])
-        for i, m in enumerate(log.ended_ids)
-    }
     games = []
-    for match_id, p0, p1 in zip(log.match_ids, log.player0, log.player1, strict=True):
+    for i, match_id in enumerate(log.match_ids):
         cards, m0, m1, f0, f1 = log.moves.get(match_id, (0, 0, 0, 0, 0))
-        end = ended.get(match_id)
-        game = Game(
-            match_id=match_id,
-            players=(p0, p1),
-            cards_played=cards,
-            annulled_at=log.annulled.get(match_id, 0),
-            moves=(m0, m1),
-            fast=(f0, f1),
+        code = log.ended_code[i]
+        games.append(
+            Game(
+                match_id=match_id,
+                players=(log.player0[i], log.player1[i]),
+                ended_at=datetime.fromtimestamp(log.ended_at[i], UTC),
+                position=log.ended_position[i],
+                winner=None if code & 3 == 2 else code & 3,
+                reason="aborted" if code & 8 else ("resigned" if code & 4 else "qualified"),
+                cards_played=cards,
+                annulled_at=log.annulled.get(match_id, 0),
+                moves=(m0, m1),
+                fast=(f0, f1),
+            )
         )
-        if end is not None:
-            position, code, at = end
-            game.position = position
-            game.ended_at = datetime.fromtimestamp(at, UTC)
-            game.winner = None if code & 3 == 2 else code & 3
-            game.reason = "aborted" if code & 8 else ("resigned" if code & 4 else "qualified")
-        games.append(game)
     return games
 
 
@@ -147,33 +142,36 @@ def columns_of(games: Sequence[Game]) -> Columns:
     )
 
 
+def _numbered(player0: list[str], player1: list[str]) -> tuple[list[str], Ints, Ints]:
+    """Players numbered in the order of their ids: (ids by number, seat 0's, seat 1's)."""
+    seen: dict[str, int] = {}
+    first = [seen.setdefault(p, len(seen)) for p in player0]
+    second = [seen.setdefault(p, len(seen)) for p in player1]
+    names = sorted(seen)
+    rank = np.empty(len(seen), dtype=np.int64)
+    rank[[seen[p] for p in names]] = np.arange(len(names))
+    return names, rank[np.asarray(first, dtype=np.int64)], rank[np.asarray(second, dtype=np.int64)]
+
+
 def columns_of_log(log: FairPlayLog) -> Columns:
     """The same columns as ``columns_of(games_of(log))``, straight from the arrays:
-    only the matches of the ladder that finished (ended, not aborted, not annulled)."""
-    created = {m: i for i, m in enumerate(log.match_ids)}
-    position = np.frombuffer(log.ended_position, dtype=np.int64)
+    the matches that finished (ended, not aborted, not annulled), in the order they
+    ended (the log's order already: no sort)."""
     code = np.frombuffer(log.ended_code, dtype=np.int64)
-    ended = np.frombuffer(log.ended_at, dtype=np.float64)
-    index = np.fromiter((created.get(m, -1) for m in log.ended_ids), np.int64, len(log.ended_ids))
-    annulled = np.fromiter((m in log.annulled for m in log.ended_ids), np.bool_, len(index))
-    keep = (index >= 0) & (code & 8 == 0) & ~annulled
-    keep_at = np.nonzero(keep)[0]
-    keep_at = keep_at[np.argsort(position[keep_at], kind="stable")]
-    rows = index[keep_at]
-    names = sorted(set(log.player0) | set(log.player1))
-    number = {p: i for i, p in enumerate(names)}
-    all_p0 = np.fromiter((number[p] for p in log.player0), np.int64, len(log.player0))
-    all_p1 = np.fromiter((number[p] for p in log.player1), np.int64, len(log.player1))
-    p0, p1 = all_p0[rows], all_p1[rows]
-    seat = code[keep_at] & 3
+    keep = code & 8 == 0
+    if log.annulled:
+        keep &= np.fromiter((m not in log.annulled for m in log.match_ids), np.bool_, len(code))
+    at = np.nonzero(keep)[0]
+    names, all_p0, all_p1 = _numbered(log.player0, log.player1)
+    p0, p1 = all_p0[at], all_p1[at]
+    seat = code[at] & 3
     winner = np.where(seat == 2, -1, seat)
-    ids = [log.match_ids[i] for i in rows.tolist()]
+    ids = log.match_ids if len(at) == len(code) else [log.match_ids[i] for i in at.tolist()]
     timed = np.zeros((len(ids), 5), dtype=np.int64)  # cards, moves 0, 1, fast 0, 1
     if log.moves:
         found = [(k, log.moves[m]) for k, m in enumerate(ids) if m in log.moves]
         if found:
             timed[[k for k, _ in found]] = [v for _, v in found]
-    cards, moves, fast = timed[:, 0], timed[:, 1:3], timed[:, 3:5]
     return Columns(
         match_ids=ids,
         names=names,
@@ -181,9 +179,9 @@ def columns_of_log(log: FairPlayLog) -> Columns:
         p1=p1,
         winner=winner,
         winner_id=np.where(winner == 0, p0, np.where(winner == 1, p1, -1)),
-        early_end=(code[keep_at] & 4) > 0,
-        cards=cards,
-        ended=ended[keep_at],
-        moves=moves,
-        fast=fast,
+        early_end=(code[at] & 4) > 0,
+        cards=timed[:, 0],
+        ended=np.frombuffer(log.ended_at, dtype=np.float64)[at],
+        moves=timed[:, 1:3],
+        fast=timed[:, 3:5],
     )

@@ -50,7 +50,7 @@ def compute(ladder_id: str) -> Op[LadderFairPlay]:
     log = yield from matchlog.fairplay_log(ladder_id, settings.fast_move_s)
     elo, is_elo = yield from _elo_of(ladder_id)
     decided = yield from every_decision()
-    ours = set(log.match_ids)
+    ours = set(log.match_ids)  # the ladder's ended matches: what a closure voids
     touching = [
         r.event
         for r in decided

@@ -91,8 +91,8 @@ def rate(c: Columns, elo: EloSettings) -> Elo:
     """Elo over every finished game in order, as ``service.ratings.elo.EloRatings.rate``
     computes it (same operations: K by games played and the sticky master level)."""
     n = c.size
-    before = np.empty((n, 2))
-    change = np.empty((n, 2))
+    # plain lists in the loop (a numpy item assignment costs more than the Elo)
+    before0, before1, change0, change1 = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
     players = len(c.names)
     rating = [elo.initial] * players
     games = [0] * players
@@ -122,8 +122,10 @@ def rate(c: Columns, elo: EloSettings) -> Elo:
         if nb > peak[b]:
             peak[b] = nb
             master[b] = master[b] or nb >= level
-        before[i, 0], before[i, 1], change[i, 0], change[i, 1] = ra, rb, ca, cb
-    return Elo(before=before, change=change)
+        before0[i], before1[i], change0[i], change1[i] = ra, rb, ca, cb
+    return Elo(
+        before=np.array((before0, before1)).T.copy(), change=np.array((change0, change1)).T.copy()
+    )
 
 
 def _window(c: Columns, settings: FairPlaySettings) -> Ints:
@@ -291,7 +293,7 @@ def losing_streak_signals(
     player = np.concatenate((c.p0, c.p1))
     game = np.concatenate((np.arange(n), np.arange(n)))
     seat = np.concatenate((np.zeros(n, np.int64), np.ones(n, np.int64)))
-    order = np.lexsort((game, player))
+    order = np.argsort(player * n + game)  # by player, then game (keys unique)
     player, game, seat = player[order], game[order], seat[order]
     before = elo.before[game, seat]
     after = before + elo.change[game, seat]

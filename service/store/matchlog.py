@@ -446,12 +446,9 @@ class FairPlayLog(NamedTuple):
     column-wise: numbers as 8-byte arrays, ids as lists, nothing per row in Python."""
 
     match_ids: list[str]
-    """Every match of the ladder, in the order they were created."""
+    """The ladder's matches that ended, in the order they ended; for each:"""
     player0: list[str]
     player1: list[str]
-    ended_ids: list[str]
-    """The matches that ended (of every ladder when the ladder is large: the caller
-    keeps its own), in position order, and for each:"""
     ended_position: array[int]
     ended_code: array[int]
     """The winning seat (0, 1) or 2 for a draw, + 4 if it ended by a resignation or
@@ -466,26 +463,23 @@ class FairPlayLog(NamedTuple):
     signals read (``FAIRPLAY_TYPES``), so a match's first move is not timed."""
 
 
-_CREATED_OF_LADDER = """
-SELECT coalesce(string_agg(match_id || E'\t' || (data -> 'players' ->> 0) || E'\t'
-                           || (data -> 'players' ->> 1), E'\t' ORDER BY position), '')
-FROM events WHERE type = 'match_created' AND data ->> 'ladder_id' = %(ladder)s
-"""
-_ENDED_COLUMNS = """
-SELECT coalesce(string_agg(match_id, E'\t' ORDER BY position), ''),
-       coalesce(string_agg(int8send(position), ''::bytea ORDER BY position), ''::bytea),
+_ENDED_OF_LADDER = """
+SELECT coalesce(string_agg(c.match_id || E'\t' || (c.data -> 'players' ->> 0) || E'\t'
+                           || (c.data -> 'players' ->> 1), E'\t' ORDER BY e.position), ''),
+       coalesce(string_agg(int8send(e.position), ''::bytea ORDER BY e.position), ''::bytea),
        coalesce(string_agg(int8send(
-           CASE coalesce(data ->> 'winner', 'D') WHEN '0' THEN 0 WHEN '1' THEN 1 ELSE 2 END
-           + CASE WHEN data ->> 'reason' IN ('resigned', 'timeout') THEN 4 ELSE 0 END
-           + CASE WHEN data ->> 'reason' = 'aborted' THEN 8 ELSE 0 END), ''::bytea
-           ORDER BY position), ''::bytea),
-       coalesce(string_agg(float8send(date_part('epoch', recorded_at)), ''::bytea
-           ORDER BY position), ''::bytea)
-FROM events WHERE type = 'match_ended'
+           CASE coalesce(e.data ->> 'winner', 'D') WHEN '0' THEN 0 WHEN '1' THEN 1 ELSE 2 END
+           + CASE WHEN e.data ->> 'reason' IN ('resigned', 'timeout') THEN 4 ELSE 0 END
+           + CASE WHEN e.data ->> 'reason' = 'aborted' THEN 8 ELSE 0 END), ''::bytea
+           ORDER BY e.position), ''::bytea),
+       coalesce(string_agg(float8send(date_part('epoch', e.recorded_at)), ''::bytea
+           ORDER BY e.position), ''::bytea)
+FROM events c JOIN events e ON e.match_id = c.match_id AND e.type = 'match_ended'
+WHERE c.type = 'match_created' AND c.data ->> 'ladder_id' = %(ladder)s
 """
-# (A ladder of more than SMALL_LADDER matches reads every result: one pass over
-# the (type, position) index beats a million lookups by match id.)
-SMALL_LADDER: Final = 50_000
+# One row: every field of the ladder's results, in the order they ended, ids
+# joined by tabs in one string and numbers as 8-byte big-endian arrays (split
+# once, in C: no Python step per match), as the ratings' bulk reads ship them.
 _MOVES_OF_LADDER = """
 SELECT match_id,
        count(*) FILTER (WHERE type = 'card_played'),
@@ -522,25 +516,18 @@ def _float8s(raw: bytes) -> array[float]:
 
 
 def fairplay_log(ladder_id: str, fast_s: float) -> Op[FairPlayLog]:
-    """What the fair-play signals read of a ladder (``FairPlayLog``), in four
+    """What the fair-play signals read of a ladder (``FairPlayLog``), in three
     statements whatever its size; ``fast_s``: a move this quick is fast."""
-    rows = yield Query(_CREATED_OF_LADDER, {"ladder": ladder_id})
-    packed = str(rows[0][0])
-    fields = packed.split("\t") if packed else []
-    match_ids, player0, player1 = fields[0::3], fields[1::3], fields[2::3]
-    if len(match_ids) <= SMALL_LADDER:
-        rows = yield Query(_ENDED_COLUMNS + " AND match_id = ANY(%(ids)s)", {"ids": match_ids})
-    else:
-        rows = yield Query(_ENDED_COLUMNS)
-    ids, positions, codes, times = rows[0]
+    rows = yield Query(_ENDED_OF_LADDER, {"ladder": ladder_id})
+    packed, positions, codes, times = rows[0]
+    fields = str(packed).split("\t") if packed else []
     annulled = yield Query("SELECT match_id, min(position) FROM events"
                            " WHERE type = 'match_annulled' GROUP BY match_id")  # fmt: skip
     moves = yield Query(_MOVES_OF_LADDER, {"ladder": ladder_id, "fast": fast_s})
     return FairPlayLog(
-        match_ids=match_ids,
-        player0=player0,
-        player1=player1,
-        ended_ids=str(ids).split("\t") if ids else [],
+        match_ids=fields[0::3],
+        player0=fields[1::3],
+        player1=fields[2::3],
         ended_position=_int8s(positions),
         ended_code=_int8s(codes),
         ended_at=_float8s(times),

@@ -13,8 +13,11 @@ import pytest
 from workers_harness import finish_match, new_ladder, played_log, store_log
 
 from schemas.events import CardPlayed, Passed
+from schemas.fairplay import DEFAULT_FAIRPLAY
 from service.fairplay import ladder
-from service.fairplay.games import games_of
+from service.fairplay.games import columns_of_log, games_of
+from service.fairplay.signals import flags_of_columns, flags_of_ladder
+from service.ratings.elo import EloSettings
 from service.store import EventStore, matchlog
 from service.store.ops import run
 from workers.projections import FlagsProjection, Runner
@@ -22,6 +25,7 @@ from workers.projections.flags import rebuild
 
 pytestmark = pytest.mark.anyio
 
+ELO = EloSettings()
 TIMED_FROM = ("card_played", "passed", "round_revealed", "cards_kept")
 """A move is timed from the event of these before it (a match's first move is not)."""
 
@@ -58,6 +62,9 @@ async def test_given_a_planted_pair_when_the_runner_catches_up_then_every_flag_n
     early = next(f for f in flags if f.signal == "early_ends")
     assert early.numbers["early_ends"] == 16
     assert len(early.matches) == 16
+    log = run(conn, matchlog.fairplay_log(ladder_id, DEFAULT_FAIRPLAY.fast_move_s))
+    by_columns = flags_of_columns(ladder_id, columns_of_log(log), DEFAULT_FAIRPLAY, ELO)
+    assert by_columns == flags_of_ladder(ladder_id, games_of(log), DEFAULT_FAIRPLAY, ELO)
 
 
 async def test_given_a_live_projection_when_rebuilt_from_the_log_then_it_equals_a_fresh_recompute(
