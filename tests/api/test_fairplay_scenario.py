@@ -158,6 +158,11 @@ async def test_given_hostile_decisions_when_sent_then_each_is_a_problem_and_noth
         404,
         "flag_not_found",
     )
+    too_long = f"/api/admin/flags/{'f' * 65}"
+    assert_problem(await api.get(too_long, api.admin), 400, "validation_error")
+    assert_problem(
+        await api.get("/api/admin/flags", api.admin, status="closed"), 400, "validation_error"
+    )
     for settings in ({"min_pair_games": 2**70}, {"pair_share": 7}, {"unknown": 1}):
         response = await api.client.put(
             f"/api/ladders/{ladder_id}/fairplay", json=settings, headers=organiser.auth
