@@ -31,7 +31,8 @@ class Decided(msgspec.Struct, frozen=True, kw_only=True):
 class Decisions(msgspec.Struct, frozen=True, kw_only=True):
     flags: dict[str, Decided] = {}
     closed: frozenset[str] = frozenset()
-    voided: frozenset[str] = frozenset()
+    voided: dict[str, Decided] = {}
+    """Each voided match, with the decision that voided it."""
 
 
 def evolve(state: Decisions, event: FairPlayEvent) -> Decisions:
@@ -43,14 +44,17 @@ def evolve(state: Decisions, event: FairPlayEvent) -> Decisions:
             flags = state.flags
             if flag is not None:
                 flags = {**flags, flag: Decided(decision="voided", admin=admin, reason=reason)}
-            return msgspec.structs.replace(state, flags=flags, voided=state.voided | set(ids))
+            why = Decided(decision="voided", admin=admin, reason=reason)
+            voided = {**state.voided, **dict.fromkeys(ids, why)}
+            return msgspec.structs.replace(state, flags=flags, voided=voided)
         case AccountClosed(player_id=player, flag_id=flag, voided=ids, admin=admin, reason=reason):
             flags = state.flags
             if flag is not None:
                 flags = {**flags, flag: Decided(decision="closed", admin=admin, reason=reason)}
-            return msgspec.structs.replace(
-                state, flags=flags, closed=state.closed | {player}, voided=state.voided | set(ids)
-            )
+            why = Decided(decision="closed", admin=admin, reason=reason)
+            voided = {**state.voided, **dict.fromkeys(ids, why)}
+            closed = state.closed | {player}
+            return msgspec.structs.replace(state, flags=flags, closed=closed, voided=voided)
     raise AssertionError(event)
 
 

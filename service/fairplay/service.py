@@ -7,8 +7,9 @@
    match core (``disputes.annul``: the engine decides it, as every command),
    so the ratings recompute without it and the flags projection sees it.
 
-A match that is already annulled is left as it is (a decision retried after
-a crash between 1 and 2 voids the rest: ``void_pending``).
+A match that is already annulled is left as it is. A decision whose process
+died between 1 and 2 leaves matches voided but not annulled: the next decision
+annuls them first (``pending_voids``), with the admin and reason that voided them.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ def decisions() -> Op[Decisions]:
     return decide.fold(r.event for r in rows)
 
 
-def _decide(flag_id: str, admin: str, body: FlagDecision) -> Op[Outcome]:
+def record_decision(flag_id: str, admin: str, body: FlagDecision) -> Op[Outcome]:
+    """Step 1 alone (run it in a transaction): decide and append, annul nothing."""
     yield Query(_LOCK)
     rows = yield from FAIRPLAY_EVENTS.load(STREAM_ID)
     state = decide.fold(r.event for r in rows)
@@ -137,15 +139,34 @@ def _decide(flag_id: str, admin: str, body: FlagDecision) -> Op[Outcome]:
     return Outcome(flag_id=flag_id, decision=decision, to_void=to_void, closed=closed)
 
 
+def pending_voids() -> Op[dict[str, Decided]]:
+    """Matches a decision voided whose ``match_annulled`` is not in the log (the
+    decision's process died before it annulled them all), with that decision."""
+    state = yield from decisions()
+    if not state.voided:
+        return {}
+    done = yield from matchlog.annulled_among(list(state.voided))
+    return {m: why for m, why in state.voided.items() if m not in done}
+
+
+async def complete_pending(conn: AsyncConnection, core: MatchCore) -> list[str]:
+    """Annul what an interrupted decision left; the ladders it touched."""
+    ladders: list[str] = []
+    for match_id, why in (await run_async(conn, pending_voids())).items():
+        ladders += await void_matches(core, [match_id], why.admin, why.reason)
+    return ladders
+
+
 async def decide_flag(
     conn: AsyncConnection, core: MatchCore, flag_id: str, admin: str, body: FlagDecision
 ) -> Outcome:
     """Decide a flag (module docstring); ``Outcome.ladders``: the ladders whose
     ratings the caller asks to recompute."""
+    ladders = await complete_pending(conn, core)
     async with conn.transaction():
-        outcome = await run_async(conn, _decide(flag_id, admin, body))
-    ladders = await void_matches(core, outcome.to_void, admin, body.reason)
-    return msgspec.structs.replace(outcome, ladders=tuple(ladders))
+        outcome = await run_async(conn, record_decision(flag_id, admin, body))
+    ladders += await void_matches(core, outcome.to_void, admin, body.reason)
+    return msgspec.structs.replace(outcome, ladders=tuple(dict.fromkeys(ladders)))
 
 
 async def void_matches(

@@ -536,6 +536,15 @@ def fairplay_log(ladder_id: str, fast_s: float) -> Op[FairPlayLog]:
     )
 
 
+def annulled_among(match_ids: Sequence[str]) -> Op[set[str]]:
+    """Which of these matches have their ``match_annulled``."""
+    rows = yield Query(
+        "SELECT match_id FROM events WHERE type = 'match_annulled' AND match_id = ANY(%s)",
+        (list(match_ids),),
+    )
+    return {str(m) for (m,) in rows}
+
+
 def accounts_of_ladder(ladder_id: str) -> Op[list[tuple[str, datetime, bool]]]:
     """(player id, account created at, a service bot) of everyone who played on
     the ladder: what the fair-play signals know of accounts."""

@@ -12,8 +12,10 @@ import psycopg
 import pytest
 from api_harness import Account, Api, assert_problem
 
+from schemas.fairplay import VoidMatches
 from service.fairplay import ladder
-from service.store.ops import run
+from service.fairplay.service import record_decision
+from service.store.ops import run, run_async
 from workers.projections import FlagsProjection, RatingsProjection, Runner
 from workers.projections.flags import rebuild
 
@@ -183,3 +185,39 @@ async def test_given_hostile_decisions_when_sent_then_each_is_a_problem_and_noth
         for f in (await api.get("/api/admin/flags", api.admin, status="all")).json()
         if f["decided"] is None
     ]
+
+
+async def test_given_a_decision_that_died_before_its_annulments_the_next_decision_completes_it(
+    api: Api, database_url: str
+) -> None:
+    organiser = await api.organiser()
+    a, b = await api.register(), await api.register()
+    ladder_id = await api.ladder(organiser, members=(a, b))
+    await api.client.put(
+        f"/api/ladders/{ladder_id}/fairplay", json=THRESHOLDS, headers=organiser.auth
+    )
+    matches = [await resigned(api, ladder_id, organiser, a, b) for _ in range(6)]
+    catch_up(database_url)
+    flags = {
+        f["flag"]["signal"]: f["flag"]["flag_id"]
+        for f in (await api.get("/api/admin/flags", api.admin)).json()
+    }
+    # the decision commits, then its process dies: no annulment reaches the log
+    async with await psycopg.AsyncConnection.connect(database_url) as conn, conn.transaction():
+        await run_async(
+            conn, record_decision(flags["early_ends"], "admin-1", VoidMatches(reason="fed"))
+        )
+    assert (await api.view(matches[0], a))["result"]["annulled"] is False
+
+    response = await api.post(
+        f"/api/admin/flags/{flags['pair_share']}/decision",
+        api.admin,
+        {"action": "dismiss", "reason": "seen"},
+    )
+
+    assert response.status_code == 200, response.text
+    assert response.json()["ladders"] == [ladder_id]
+    for match_id in matches:
+        assert (await api.view(match_id, a))["result"]["annulled"] is True
+    log = (await api.get(f"/api/matches/{matches[0]}/events", api.admin)).json()
+    assert log[-1]["event"]["reason"] == "fair play: fed"
