@@ -144,13 +144,11 @@ def columns_of(games: Sequence[Game]) -> Columns:
 
 def _numbered(player0: list[str], player1: list[str]) -> tuple[list[str], Ints, Ints]:
     """Players numbered in the order of their ids: (ids by number, seat 0's, seat 1's)."""
-    seen: dict[str, int] = {}
-    first = [seen.setdefault(p, len(seen)) for p in player0]
-    second = [seen.setdefault(p, len(seen)) for p in player1]
-    names = sorted(seen)
-    rank = np.empty(len(seen), dtype=np.int64)
-    rank[[seen[p] for p in names]] = np.arange(len(names))
-    return names, rank[np.asarray(first, dtype=np.int64)], rank[np.asarray(second, dtype=np.int64)]
+    names = sorted(set(player0) | set(player1))
+    number = {p: i for i, p in enumerate(names)}.__getitem__
+    first = np.fromiter(map(number, player0), np.int64, len(player0))
+    second = np.fromiter(map(number, player1), np.int64, len(player1))
+    return names, first, second
 
 
 def columns_of_log(log: FairPlayLog) -> Columns:

@@ -58,11 +58,12 @@ def compute(ladder_id: str) -> Op[LadderFairPlay]:
     ]
     # games one by one only for the refunds (a closure that voided some of ours)
     refunds = refunds_of(ladder_id, games_of(log), touching, elo) if is_elo and touching else []
+    columns = columns_of_log(log)
     accounts = {
         player: Account(created_at=at, service_bot=bot)
-        for player, at, bot in (yield from matchlog.accounts_of_ladder(ladder_id))
+        for player, at, bot in (yield from matchlog.accounts_of(columns.names))
     }
-    flags = flags_of_columns(ladder_id, columns_of_log(log), settings, elo, accounts)
+    flags = flags_of_columns(ladder_id, columns, settings, elo, accounts)
     return LadderFairPlay(ladder_id=ladder_id, flags=tuple(flags), refunds=tuple(refunds))
 
 

@@ -89,7 +89,8 @@ class Elo(msgspec.Struct, frozen=True, kw_only=True):
 
 def rate(c: Columns, elo: EloSettings) -> Elo:
     """Elo over every finished game in order, as ``service.ratings.elo.EloRatings.rate``
-    computes it (same operations: K by games played and the sticky master level)."""
+    computes it (K by games played, the sticky master level), to within rounding:
+    the signals compare it with thresholds, the refunds use the ratings' own."""
     n = c.size
     # plain lists in the loop (a numpy item assignment costs more than the Elo)
     before0, before1, change0, change1 = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
@@ -106,8 +107,9 @@ def rate(c: Columns, elo: EloSettings) -> Elo:
         ra, rb = rating[a], rating[b]
         d = ra - rb
         d = cap if d > cap else (-cap if d < -cap else d)
-        ea = 1.0 / (1.0 + 10.0 ** (-d / 400.0))
-        eb = 1.0 / (1.0 + 10.0 ** (d / 400.0))
+        x = 10.0 ** (-d / 400.0)  # one power for both (the ratings' own loop takes two)
+        ea = 1.0 / (1.0 + x)
+        eb = 1.0 / (1.0 + 1.0 / x)
         ka = k_new if games[a] < new_games else (k_master if master[a] else k_est)
         kb = k_new if games[b] < new_games else (k_master if master[b] else k_est)
         s0 = 0.5 if w < 0 else (1.0 if w == 0 else 0.0)

@@ -464,22 +464,24 @@ class FairPlayLog(NamedTuple):
 
 
 _ENDED_OF_LADDER = """
-SELECT coalesce(string_agg(c.match_id || E'\t' || (c.data -> 'players' ->> 0) || E'\t'
-                           || (c.data -> 'players' ->> 1), E'\t' ORDER BY e.position), ''),
-       coalesce(string_agg(int8send(e.position), ''::bytea ORDER BY e.position), ''::bytea),
-       coalesce(string_agg(int8send(
-           CASE coalesce(e.data ->> 'winner', 'D') WHEN '0' THEN 0 WHEN '1' THEN 1 ELSE 2 END
-           + CASE WHEN e.data ->> 'reason' IN ('resigned', 'timeout') THEN 4 ELSE 0 END
-           + CASE WHEN e.data ->> 'reason' = 'aborted' THEN 8 ELSE 0 END), ''::bytea
-           ORDER BY e.position), ''::bytea),
-       coalesce(string_agg(float8send(date_part('epoch', e.recorded_at)), ''::bytea
-           ORDER BY e.position), ''::bytea)
-FROM events c JOIN events e ON e.match_id = c.match_id AND e.type = 'match_ended'
-WHERE c.type = 'match_created' AND c.data ->> 'ladder_id' = %(ladder)s
+SELECT coalesce(string_agg(match_id || E'\t' || p0 || E'\t' || p1, E'\t'), ''),
+       coalesce(string_agg(int8send(position), ''::bytea), ''::bytea),
+       coalesce(string_agg(int8send(code), ''::bytea), ''::bytea),
+       coalesce(string_agg(float8send(at), ''::bytea), ''::bytea)
+FROM (SELECT c.match_id, c.data -> 'players' ->> 0 AS p0, c.data -> 'players' ->> 1 AS p1,
+             e.position, date_part('epoch', e.recorded_at) AS at,
+             CASE coalesce(e.data ->> 'winner', 'D') WHEN '0' THEN 0 WHEN '1' THEN 1 ELSE 2 END
+             + CASE WHEN e.data ->> 'reason' IN ('resigned', 'timeout') THEN 4 ELSE 0 END
+             + CASE WHEN e.data ->> 'reason' = 'aborted' THEN 8 ELSE 0 END AS code
+      FROM events c JOIN events e ON e.match_id = c.match_id AND e.type = 'match_ended'
+      WHERE c.type = 'match_created' AND c.data ->> 'ladder_id' = %(ladder)s
+      ORDER BY e.position) AS ended
 """
 # One row: every field of the ladder's results, in the order they ended, ids
 # joined by tabs in one string and numbers as 8-byte big-endian arrays (split
 # once, in C: no Python step per match), as the ratings' bulk reads ship them.
+# One sort: the aggregates take the rows in the subquery's order (as
+# ``packed``'s reads do); four ORDER BYs inside them sorted four times.
 _MOVES_OF_LADDER = """
 SELECT match_id,
        count(*) FILTER (WHERE type = 'card_played'),
@@ -545,15 +547,14 @@ def annulled_among(match_ids: Sequence[str]) -> Op[set[str]]:
     return {str(m) for (m,) in rows}
 
 
-def accounts_of_ladder(ladder_id: str) -> Op[list[tuple[str, datetime, bool]]]:
-    """(player id, account created at, a service bot) of everyone who played on
-    the ladder: what the fair-play signals know of accounts."""
+def accounts_of(player_ids: Sequence[str]) -> Op[list[tuple[str, datetime, bool]]]:
+    """(player id, account created at, a service bot) of these players: what the
+    fair-play signals know of accounts (``players``, ``bot_players``)."""
     rows = yield Query(
-        "SELECT p.id, p.created_at, EXISTS (SELECT 1 FROM bot_players b WHERE b.player_id = p.id)"
-        " FROM players p WHERE p.id IN ("
-        "   SELECT jsonb_array_elements_text(data -> 'players') FROM events"
-        "   WHERE type = 'match_created' AND data ->> 'ladder_id' = %s)",
-        (ladder_id,),
+        "SELECT p.id, p.created_at, b.player_id IS NOT NULL"
+        " FROM players p LEFT JOIN bot_players b ON b.player_id = p.id"
+        " WHERE p.id = ANY(%s)",
+        (list(player_ids),),
     )
     return [(str(p), at, bool(bot)) for p, at, bot in rows]
 
