@@ -428,17 +428,10 @@ def results_between(ladder_id: str, after: int, high: int, period_us: int) -> Op
 
 # -- fair play ----------------------------------------------------------------------------
 
-FAIRPLAY_TYPES: Final = (
-    "match_created",
-    "card_played",
-    "passed",
-    "round_revealed",
-    "cards_kept",
-    "match_ended",
-    "match_annulled",
-)
-"""What the fair-play signals read of a match: not the deals (their hands are the
-big rows; a hand's first move is timed from the keep before it)."""
+TIMED_FROM: Final = ("card_played", "passed", "round_revealed", "cards_kept")
+"""A move is timed from the event of these before it in its match: not the deals
+(their hands are the big rows; a hand's first move is timed from the keep
+before it), so a match's first move is not timed."""
 
 
 class FairPlayLog(NamedTuple):
@@ -459,8 +452,7 @@ class FairPlayLog(NamedTuple):
     """Every annulled match (of every ladder), with the position of its annulment."""
     moves: dict[str, tuple[int, int, int, int, int]]
     """Matches with moves: (cards played, seat 0's timed moves, seat 1's, seat 0's
-    fast ones, seat 1's). A move is timed from the event before it that the
-    signals read (``FAIRPLAY_TYPES``), so a match's first move is not timed."""
+    fast ones, seat 1's), each move timed as ``TIMED_FROM`` says."""
 
 
 _ENDED_OF_LADDER = """
@@ -495,7 +487,7 @@ FROM (SELECT ev.match_id, ev.type, ev.data ->> 'seat' AS seat,
              ev.type IN ('card_played', 'passed')
                  AND (ev.data ->> 'automatic') IS DISTINCT FROM 'true' AS chosen
       FROM events ev
-      WHERE ev.type IN ('card_played', 'passed', 'round_revealed', 'cards_kept')
+      WHERE ev.type = ANY(%(timed_from)s)
         AND EXISTS (SELECT 1 FROM events c WHERE c.match_id = ev.match_id AND c.version = 1
                     AND c.type = 'match_created' AND c.data ->> 'ladder_id' = %(ladder)s)
      ) AS timed_moves, LATERAL (SELECT chosen AND think IS NOT NULL AS timed) AS t
@@ -525,7 +517,9 @@ def fairplay_log(ladder_id: str, fast_s: float) -> Op[FairPlayLog]:
     fields = str(packed).split("\t") if packed else []
     annulled = yield Query("SELECT match_id, min(position) FROM events"
                            " WHERE type = 'match_annulled' GROUP BY match_id")  # fmt: skip
-    moves = yield Query(_MOVES_OF_LADDER, {"ladder": ladder_id, "fast": fast_s})
+    moves = yield Query(
+        _MOVES_OF_LADDER, {"ladder": ladder_id, "fast": fast_s, "timed_from": list(TIMED_FROM)}
+    )
     return FairPlayLog(
         match_ids=fields[0::3],
         player0=fields[1::3],
