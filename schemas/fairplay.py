@@ -47,7 +47,10 @@ class FairPlaySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     one_sided: Share = 0.9
     """one_sided: one player won at least this share of the pair's decided games."""
     early_moves: Moves = 3
-    """early_ends: a resignation or time-out with fewer cards played than this is early."""
+    """early_ends: a resignation or time-out with fewer cards played than this is early ..."""
+    early_seconds: Seconds = 30.0
+    """early_ends: ... and so is one this soon after the match was created (by the clock
+    of the log: its creation's and its end's recorded times)."""
     min_early_ends: Games = 5
     """early_ends: this many early ends of one player against one opponent."""
     rating_from_one: Points = 150.0

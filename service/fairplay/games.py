@@ -22,6 +22,8 @@ class Game(msgspec.Struct, kw_only=True):
     match_id: str
     players: tuple[str, str]
     """By seat."""
+    started_at: datetime | None = None
+    """When it was created (the log's time)."""
     ended_at: datetime | None = None
     position: int = 0
     """The log position of its end (0 while it is played)."""
@@ -72,6 +74,7 @@ def games_of(log: FairPlayLog) -> list[Game]:
             Game(
                 match_id=match_id,
                 players=(log.player0[i], log.player1[i]),
+                started_at=datetime.fromtimestamp(log.created_at[i], UTC),
                 ended_at=datetime.fromtimestamp(log.ended_at[i], UTC),
                 position=log.ended_position[i],
                 winner=None if code & 3 == 2 else code & 3,
@@ -109,6 +112,8 @@ class Columns:
     cards: Ints
     ended: npt.NDArray[np.float64]
     """POSIX seconds."""
+    lasted: npt.NDArray[np.float64]
+    """Seconds from its creation to its end."""
     moves: Ints
     """(n, 2): each seat's timed moves."""
     fast: Ints
@@ -116,6 +121,12 @@ class Columns:
     @property
     def size(self) -> int:
         return len(self.match_ids)
+
+
+def _lasted(g: Game) -> float:
+    if g.started_at is None or g.ended_at is None:
+        return float("inf")  # unknown: never early by the clock
+    return (g.ended_at - g.started_at).total_seconds()
 
 
 def columns_of(games: Sequence[Game]) -> Columns:
@@ -137,6 +148,7 @@ def columns_of(games: Sequence[Game]) -> Columns:
         ended=np.fromiter(
             (g.ended_at.timestamp() if g.ended_at else 0.0 for g in done), np.float64, len(done)
         ),
+        lasted=np.fromiter((_lasted(g) for g in done), np.float64, len(done)),
         moves=np.array([g.moves for g in done], dtype=np.int64).reshape(len(done), 2),
         fast=np.array([g.fast for g in done], dtype=np.int64).reshape(len(done), 2),
     )
@@ -180,6 +192,10 @@ def columns_of_log(log: FairPlayLog) -> Columns:
         early_end=(code[at] & 4) > 0,
         cards=timed[:, 0],
         ended=np.frombuffer(log.ended_at, dtype=np.float64)[at],
+        lasted=(
+            np.frombuffer(log.ended_at, dtype=np.float64)[at]
+            - np.frombuffer(log.created_at, dtype=np.float64)[at]
+        ),
         moves=timed[:, 1:3],
         fast=timed[:, 3:5],
     )

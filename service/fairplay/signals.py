@@ -252,12 +252,12 @@ def early_end_signals(
     ladder_id: str, c: Columns, inside: Ints, settings: FairPlaySettings
 ) -> list[Flag]:
     """``early_ends``: one player resigns or times out against one opponent, again
-    and again, before ``early_moves`` cards are played. The flag names the winner
+    and again, before ``early_moves`` cards are played or within ``early_seconds``
+    of the match's creation. The flag names the winner
     first (the account being fed), then the player who gave up."""
     n_players = len(c.names)
-    early = inside[
-        (c.early_end[inside]) & (c.winner[inside] >= 0) & (c.cards[inside] < settings.early_moves)
-    ]
+    soon = (c.cards[inside] < settings.early_moves) | (c.lasted[inside] < settings.early_seconds)
+    early = inside[c.early_end[inside] & (c.winner[inside] >= 0) & soon]
     loser = np.where(c.winner[early] == 0, c.p1[early], c.p0[early])
     groups = Groups(c.winner_id[early] * n_players + loser, early)
     flags = []
@@ -267,6 +267,7 @@ def early_end_signals(
         numbers = {
             "early_ends": float(len(members)),
             "most_cards_played": float(c.cards[members].max()),
+            "longest_s": round(float(c.lasted[members].max()), 3),
         }
         over = len(members) / settings.min_early_ends
         players = (c.names[w], c.names[lo])

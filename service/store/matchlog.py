@@ -448,6 +448,8 @@ class FairPlayLog(NamedTuple):
     a time-out, + 8 if it was aborted."""
     ended_at: array[float]
     """POSIX seconds."""
+    created_at: array[float]
+    """POSIX seconds: when each was created."""
     annulled: dict[str, int]
     """Every annulled match (of every ladder), with the position of its annulment."""
     moves: dict[str, tuple[int, int, int, int, int]]
@@ -459,9 +461,11 @@ _ENDED_OF_LADDER = """
 SELECT coalesce(string_agg(match_id || E'\t' || p0 || E'\t' || p1, E'\t'), ''),
        coalesce(string_agg(int8send(position), ''::bytea), ''::bytea),
        coalesce(string_agg(int8send(code), ''::bytea), ''::bytea),
-       coalesce(string_agg(float8send(at), ''::bytea), ''::bytea)
+       coalesce(string_agg(float8send(at), ''::bytea), ''::bytea),
+       coalesce(string_agg(float8send(created), ''::bytea), ''::bytea)
 FROM (SELECT c.match_id, c.data -> 'players' ->> 0 AS p0, c.data -> 'players' ->> 1 AS p1,
              e.position, date_part('epoch', e.recorded_at) AS at,
+             date_part('epoch', c.recorded_at) AS created,
              CASE coalesce(e.data ->> 'winner', 'D') WHEN '0' THEN 0 WHEN '1' THEN 1 ELSE 2 END
              + CASE WHEN e.data ->> 'reason' IN ('resigned', 'timeout') THEN 4 ELSE 0 END
              + CASE WHEN e.data ->> 'reason' = 'aborted' THEN 8 ELSE 0 END AS code
@@ -513,7 +517,7 @@ def fairplay_log(ladder_id: str, fast_s: float) -> Op[FairPlayLog]:
     """What the fair-play signals read of a ladder (``FairPlayLog``), in three
     statements whatever its size; ``fast_s``: a move this quick is fast."""
     rows = yield Query(_ENDED_OF_LADDER, {"ladder": ladder_id})
-    packed, positions, codes, times = rows[0]
+    packed, positions, codes, times, created = rows[0]
     fields = str(packed).split("\t") if packed else []
     annulled = yield Query("SELECT match_id, min(position) FROM events"
                            " WHERE type = 'match_annulled' GROUP BY match_id")  # fmt: skip
@@ -527,6 +531,7 @@ def fairplay_log(ladder_id: str, fast_s: float) -> Op[FairPlayLog]:
         ended_position=_int8s(positions),
         ended_code=_int8s(codes),
         ended_at=_float8s(times),
+        created_at=_float8s(created),
         annulled={str(m): int(p) for m, p in annulled},
         moves={str(m): (int(c), int(a), int(b), int(fa), int(fb)) for m, c, a, b, fa, fb in moves},
     )

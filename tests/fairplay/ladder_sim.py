@@ -41,7 +41,9 @@ class Ladder:
         g = Game(
             match_id=f"m{n:07d}",
             players=(a, b),
-            ended_at=at + timedelta(minutes=5),
+            started_at=at,
+            ended_at=at
+            + (timedelta(seconds=rng.uniform(5, 25)) if early else timedelta(minutes=5)),
             position=n,
             winner=0 if winner == a else 1,
             reason="resigned" if early or rng.random() < 0.2 else "qualified",

@@ -119,7 +119,12 @@ def early_end_signals(
         loser, winner = g.loser(), g.winner_id()
         if loser is None or winner is None or g.reason not in EARLY_REASONS:
             continue
-        if g.cards_played < settings.early_moves:
+        lasted = (
+            (g.ended_at - g.started_at).total_seconds()
+            if g.started_at is not None and g.ended_at is not None
+            else float("inf")
+        )
+        if g.cards_played < settings.early_moves or lasted < settings.early_seconds:
             early[(winner, loser)].append(g)
     flags = []
     for (winner, loser), ends in sorted(early.items()):
@@ -128,6 +133,15 @@ def early_end_signals(
         numbers = {
             "early_ends": float(len(ends)),
             "most_cards_played": float(max(g.cards_played for g in ends)),
+            "longest_s": round(
+                max(
+                    (g.ended_at - g.started_at).total_seconds()
+                    if g.started_at is not None and g.ended_at is not None
+                    else float("inf")
+                    for g in ends
+                ),
+                3,
+            ),
         }
         over = len(ends) / settings.min_early_ends
         flags.append(_flag(ladder_id, "early_ends", (winner, loser), numbers, ends, over))

@@ -4,11 +4,14 @@ simulated ladders with and without planted cases and under other thresholds."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 import reference_signals
 from ladder_sim import build
 
 from schemas.fairplay import DEFAULT_FAIRPLAY, FairPlaySettings
+from service.fairplay.games import Game
 from service.fairplay.signals import flags_of_ladder
 from service.ratings.elo import EloSettings
 
@@ -52,3 +55,33 @@ def test_given_a_simulated_ladder_the_columns_and_the_reference_raise_the_same_f
         assert a.numbers == pytest.approx(b.numbers, abs=1e-6), a.signal
         assert a.matches == b.matches, a.signal
         assert a.weight == pytest.approx(b.weight, abs=1e-6)
+
+
+def test_given_resignations_seconds_after_the_start_they_are_early_by_the_clock() -> None:
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    games = [
+        Game(
+            match_id=f"m{i}",
+            players=("fed", "feeder"),
+            started_at=start + timedelta(hours=i),
+            ended_at=start + timedelta(hours=i, seconds=seconds),
+            position=i + 1,
+            winner=0,
+            reason="resigned",
+            cards_played=12,
+        )
+        for i, seconds in enumerate([10.0] * 5 + [600.0] * 3)
+    ]
+    settings = FairPlaySettings(min_early_ends=5, early_seconds=30.0)
+
+    flags = [
+        f for f in flags_of_ladder("L", games, settings, EloSettings()) if f.signal == "early_ends"
+    ]
+
+    (flag,) = flags
+    assert flag.matches == ("m0", "m1", "m2", "m3", "m4")
+    assert flag.numbers["longest_s"] == 10.0 and flag.numbers["most_cards_played"] == 12
+    slower = FairPlaySettings(min_early_ends=5, early_seconds=5.0)
+    assert not [
+        f for f in flags_of_ladder("L", games, slower, EloSettings()) if f.signal == "early_ends"
+    ]
