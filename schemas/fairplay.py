@@ -103,6 +103,8 @@ MatchIds = Annotated[tuple[str, ...], msgspec.Meta(min_length=1, max_length=1_00
 
 class _FairPlayEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     v: int = 1
+    seen: Flag | None = None
+    """The flag as the admin saw it when deciding (its numbers move on afterwards)."""
 
 
 class FlagDismissed(_FairPlayEvent, frozen=True, tag="flag_dismissed"):

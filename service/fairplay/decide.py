@@ -16,6 +16,7 @@ from schemas.fairplay import (
     AccountClosed,
     Decision,
     FairPlayEvent,
+    Flag,
     FlagDismissed,
     MatchesVoided,
 )
@@ -26,6 +27,8 @@ class Decided(msgspec.Struct, frozen=True, kw_only=True):
     decision: Decision
     admin: str
     reason: str
+    seen: Flag | None = None
+    """The flag's numbers and matches as the admin saw them."""
 
 
 class Decisions(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,21 +40,20 @@ class Decisions(msgspec.Struct, frozen=True, kw_only=True):
 
 def evolve(state: Decisions, event: FairPlayEvent) -> Decisions:
     match event:
-        case FlagDismissed(flag_id=flag, admin=admin, reason=reason):
-            flags = {**state.flags, flag: Decided(decision="dismissed", admin=admin, reason=reason)}
+        case FlagDismissed(flag_id=flag, admin=admin, reason=reason, seen=seen):
+            why = Decided(decision="dismissed", admin=admin, reason=reason, seen=seen)
+            flags = {**state.flags, flag: why}
             return msgspec.structs.replace(state, flags=flags)
-        case MatchesVoided(flag_id=flag, match_ids=ids, admin=admin, reason=reason):
-            flags = state.flags
-            if flag is not None:
-                flags = {**flags, flag: Decided(decision="voided", admin=admin, reason=reason)}
-            why = Decided(decision="voided", admin=admin, reason=reason)
+        case MatchesVoided(flag_id=flag, match_ids=ids, admin=admin, reason=reason, seen=seen):
+            why = Decided(decision="voided", admin=admin, reason=reason, seen=seen)
+            flags = state.flags if flag is None else {**state.flags, flag: why}
             voided = {**state.voided, **dict.fromkeys(ids, why)}
             return msgspec.structs.replace(state, flags=flags, voided=voided)
-        case AccountClosed(player_id=player, flag_id=flag, voided=ids, admin=admin, reason=reason):
-            flags = state.flags
-            if flag is not None:
-                flags = {**flags, flag: Decided(decision="closed", admin=admin, reason=reason)}
-            why = Decided(decision="closed", admin=admin, reason=reason)
+        case AccountClosed(
+            player_id=player, flag_id=flag, voided=ids, admin=admin, reason=reason, seen=seen
+        ):
+            why = Decided(decision="closed", admin=admin, reason=reason, seen=seen)
+            flags = state.flags if flag is None else {**state.flags, flag: why}
             voided = {**state.voided, **dict.fromkeys(ids, why)}
             closed = state.closed | {player}
             return msgspec.structs.replace(state, flags=flags, closed=closed, voided=voided)
@@ -80,20 +82,31 @@ def _undecided(state: Decisions, flag_id: str | None) -> None:
         )
 
 
-def dismiss(state: Decisions, flag_id: str, admin: str, reason: str) -> list[FairPlayEvent]:
+def dismiss(
+    state: Decisions, flag_id: str, admin: str, reason: str, *, seen: Flag | None = None
+) -> list[FairPlayEvent]:
     _undecided(state, flag_id)
-    return [FlagDismissed(flag_id=flag_id, admin=admin, reason=_reason(reason))]
+    return [FlagDismissed(flag_id=flag_id, admin=admin, reason=_reason(reason), seen=seen)]
 
 
 def void(
-    state: Decisions, match_ids: Iterable[str], admin: str, reason: str, flag_id: str | None
+    state: Decisions,
+    match_ids: Iterable[str],
+    admin: str,
+    reason: str,
+    flag_id: str | None,
+    *,
+    seen: Flag | None = None,
 ) -> list[FairPlayEvent]:
     _undecided(state, flag_id)
     ids = tuple(dict.fromkeys(match_ids))
     fresh = tuple(m for m in ids if m not in state.voided)
     if not fresh:
         raise Conflict("Every one of these matches is already voided.", code="already_voided")
-    return [MatchesVoided(match_ids=fresh, admin=admin, reason=_reason(reason), flag_id=flag_id)]
+    voided = MatchesVoided(
+        match_ids=fresh, admin=admin, reason=_reason(reason), flag_id=flag_id, seen=seen
+    )
+    return [voided]
 
 
 def close(
@@ -105,6 +118,7 @@ def close(
     *,
     at_position: int,
     matches: Iterable[str],
+    seen: Flag | None = None,
 ) -> list[FairPlayEvent]:
     """Close ``player_id``; ``matches``: its finished ladder matches, to void."""
     _undecided(state, flag_id)
@@ -119,5 +133,6 @@ def close(
             at_position=at_position,
             voided=voided,
             flag_id=flag_id,
+            seen=seen,
         )
     ]

@@ -94,7 +94,7 @@ def record_decision(flag_id: str, admin: str, body: FlagDecision) -> Op[Outcome]
     closed: str | None = None
     match body:
         case Dismiss(reason=reason):
-            events = decide.dismiss(state, flag_id, admin, reason)
+            events = decide.dismiss(state, flag_id, admin, reason, seen=flag)
         case VoidMatches(reason=reason, match_ids=ids):
             chosen = flag.matches if ids is None else ids
             strangers = sorted(set(chosen) - set(flag.matches))
@@ -103,7 +103,7 @@ def record_decision(flag_id: str, admin: str, body: FlagDecision) -> Op[Outcome]
                     f"Only the flag's own matches can be voided from it; not: {strangers[0]}.",
                     code="not_the_flags_match",
                 )
-            events = decide.void(state, chosen, admin, reason, flag_id)
+            events = decide.void(state, chosen, admin, reason, flag_id, seen=flag)
         case CloseAccount(reason=reason, player_id=player):
             closed = flag.players[0] if player is None else player
             if closed not in flag.players:
@@ -113,7 +113,7 @@ def record_decision(flag_id: str, admin: str, body: FlagDecision) -> Op[Outcome]
             at = yield from matchlog.last_position()
             matches = yield from matchlog.finished_ladder_matches_of_player(closed)
             events = decide.close(
-                state, closed, admin, reason, flag_id, at_position=at, matches=matches
+                state, closed, admin, reason, flag_id, at_position=at, matches=matches, seen=flag
             )
     yield from FAIRPLAY_EVENTS.append(
         STREAM_ID, head.version, events, actor=admin, prev_hash=head.hash

@@ -185,6 +185,13 @@ async def test_given_hostile_decisions_when_sent_then_each_is_a_problem_and_noth
         for f in (await api.get("/api/admin/flags", api.admin, status="all")).json()
         if f["decided"] is None
     ]
+    # the case grows after its dismissal: the decision keeps what the admin saw
+    await resigned(api, ladder_id, organiser, a, b)
+    catch_up(database_url)
+    now = (await api.get(f"/api/admin/flags/{flag_id}", api.admin)).json()
+    assert len(now["flag"]["matches"]) == 7
+    assert now["decided"]["reason"] == "friends, casual"
+    assert len(now["decided"]["seen"]["matches"]) == 6
 
 
 async def test_given_a_decision_that_died_before_its_annulments_the_next_decision_completes_it(
