@@ -57,7 +57,12 @@ def compute(ladder_id: str) -> Op[LadderFairPlay]:
         if isinstance(r.event, AccountClosed) and ours.intersection(r.event.voided)
     ]
     # games one by one only for the refunds (a closure that voided some of ours)
-    refunds = refunds_of(ladder_id, games_of(log), touching, elo) if is_elo and touching else []
+    closed = {r.event.player_id for r in decided if isinstance(r.event, AccountClosed)}
+    refunds = (
+        refunds_of(ladder_id, games_of(log), touching, elo, closed=closed)
+        if is_elo and touching
+        else []
+    )
     columns = columns_of_log(log)
     accounts = {
         player: Account(created_at=at, service_bot=bot)

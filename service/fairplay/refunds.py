@@ -14,7 +14,7 @@ recomputed (its ratings are exact) but no refund line is written.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import msgspec
 
@@ -45,9 +45,15 @@ def _elo(games: Sequence[Game], elo: EloSettings) -> EloRatings:
 
 
 def refunds_of(
-    ladder_id: str, games: Sequence[Game], closures: Sequence[AccountClosed], elo: EloSettings
+    ladder_id: str,
+    games: Sequence[Game],
+    closures: Sequence[AccountClosed],
+    elo: EloSettings,
+    *,
+    closed: Collection[str] = frozenset(),
 ) -> list[Refund]:
-    """The refunds on one ladder, closure by closure, players in id order."""
+    """The refunds on one ladder, closure by closure, players in id order; nobody in
+    ``closed`` (closed accounts: an accomplice closed too gets nothing back)."""
     ordered = sorted(games, key=lambda g: g.position)
     found: list[Refund] = []
     for closure in closures:
@@ -61,7 +67,7 @@ def refunds_of(
         for player, match_id, _pos, opponent, _s, _b, _a, change in with_them.history:
             if match_id in voided and opponent == closure.player_id:
                 lost[player] += change
-        for player in sorted(p for p, change in lost.items() if change < 0):
+        for player in sorted(p for p, change in lost.items() if change < 0 and p not in closed):
             before, after = with_them.rating(player), without.rating(player)
             found.append(
                 Refund(

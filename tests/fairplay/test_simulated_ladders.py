@@ -81,3 +81,6 @@ def test_given_a_booster_closed_mid_season_its_victims_refunds_equal_a_recompute
         assert r.before == with_them.rating(r.player_id)
         assert r.amount == r.after - r.before
         assert r.reason == "refund: opponent closed for fair play"
+    assert "booster_feed" in {r.player_id for r in refunds}  # the accomplice, until closed too
+    also_closed = refunds_of("L", ladder.games, [closure], ELO, closed={"booster", "booster_feed"})
+    assert also_closed == [r for r in refunds if r.player_id != "booster_feed"]
