@@ -101,6 +101,8 @@ async def decide(
     fair play (its finished ladder matches voided, its opponents refunded)."""
     async with pool.connection() as conn:
         outcome = await decide_flag(conn, matches, flag_id, player.id, data)
+    if outcome.closed is not None:
+        state.tokens.forget(outcome.closed)  # signs in no more, here at once
     for ladder_id in outcome.ladders:
         try:
             asked = state.on_annulled(ladder_id)

@@ -110,8 +110,10 @@ async def test_given_a_fed_booster_when_the_admin_closes_it_then_its_victim_is_r
     assert refund["amount"] == after["rating"] - before["rating"] > 0
     profile = (await api.get(f"/api/players/{booster.id}", None)).json()
     assert profile["closed_for_fair_play"] is True
-    replay = await api.get(f"/api/matches/{fed[0]}", booster)
+    replay = await api.get(f"/api/matches/{fed[0]}", None)
     assert replay.status_code == 200  # the closed account's matches stay readable
+    assert_problem(await api.get("/api/me", booster), 401, "unauthorized")  # it signs in no more
+    assert (await api.get("/api/me", victim)).status_code == 200
 
     with psycopg.connect(database_url, autocommit=True) as conn:
         live = run(conn, ladder.stored(ladder_id))
