@@ -43,7 +43,8 @@ async function draw() {
     h("p", { class: "muted" }, `weight ${flag.weight.toFixed(2)} · ${flag.matches.length} matches`),
     numbers(flag),
     h("details", {}, h("summary", {}, "Matches"),
-      h("ul", {}, ...flag.matches.map((m, i) => h("li", {}, h("a", { href: `/admin/matches/${m}` }, `Audit of match ${i + 1}`))))),
+      h("ul", {}, ...flag.matches.map((m, i) => h("li", {}, h("a", { href: `/admin/matches/${m}` }, `Audit of match ${i + 1}`), " · ",
+        h("a", { href: `/replay/${m}` }, `replay ${i + 1}`))))),
     decisionForm(flag, names, draw)));
   app.replaceChildren(h("h1", {}, "Fair-play flags"),
     list.length ? h("div", {}, ...list) : h("p", {}, "No open flags."));
