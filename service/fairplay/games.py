@@ -37,6 +37,8 @@ class Game(msgspec.Struct, kw_only=True):
     """Each seat's moves timed (cards played and passes the seat chose)."""
     fast: tuple[int, int] = (0, 0)
     """Of those, the moves made within ``fast_move_s`` of the event before."""
+    ended_s: float = 0.0
+    """Its end as the store's POSIX seconds (exactly the float a rating period is cut from)."""
 
     @property
     def annulled(self) -> bool:
@@ -76,6 +78,7 @@ def games_of(log: FairPlayLog) -> list[Game]:
                 players=(log.player0[i], log.player1[i]),
                 started_at=datetime.fromtimestamp(log.created_at[i], UTC),
                 ended_at=datetime.fromtimestamp(log.ended_at[i], UTC),
+                ended_s=log.ended_at[i],
                 position=log.ended_position[i],
                 winner=None if code & 3 == 2 else code & 3,
                 reason="aborted" if code & 8 else ("resigned" if code & 4 else "qualified"),

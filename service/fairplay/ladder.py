@@ -13,7 +13,7 @@ from service.fairplay.refunds import Refund, refunds_of
 from service.fairplay.signals import Account, flags_of_columns
 from service.fairplay.stream import every_decision
 from service.ratings.elo import EloSettings
-from service.ratings.settings import settings_from_json
+from service.ratings.settings import RatingSettings, settings_from_json
 from service.store import matchlog
 from service.store.ops import Op, Query
 
@@ -34,21 +34,19 @@ def settings_of(ladder_id: str) -> Op[FairPlaySettings]:
     return msgspec.json.decode(rows[0][0], type=FairPlaySettings)
 
 
-def _elo_of(ladder_id: str) -> Op[tuple[EloSettings, bool]]:
-    """The ladder's Elo settings, and whether the ladder is rated by Elo (a
-    Glicko-2 ladder's signals use the default Elo as a yardstick)."""
+def _rating_of(ladder_id: str) -> Op[RatingSettings]:
+    """The ladder's rating settings (Elo or Glicko-2)."""
     rows = yield Query("SELECT rating::text FROM ladders WHERE id = %s", (ladder_id,))
-    rating = settings_from_json(rows[0][0]) if rows else EloSettings()
-    if isinstance(rating, EloSettings):
-        return rating, True
-    return EloSettings(), False
+    return settings_from_json(rows[0][0]) if rows else EloSettings()
 
 
 def compute(ladder_id: str) -> Op[LadderFairPlay]:
     """The ladder's flags and refunds, from the log and the decisions alone."""
     settings = yield from settings_of(ladder_id)
     log = yield from matchlog.fairplay_log(ladder_id, settings.fast_move_s)
-    elo, is_elo = yield from _elo_of(ladder_id)
+    rating = yield from _rating_of(ladder_id)
+    # a Glicko-2 ladder's signals use the default Elo as their yardstick
+    elo = rating if isinstance(rating, EloSettings) else EloSettings()
     decided = yield from every_decision()
     ours = set(log.match_ids)  # the ladder's ended matches: what a closure voids
     touching = [
@@ -59,9 +57,7 @@ def compute(ladder_id: str) -> Op[LadderFairPlay]:
     # games one by one only for the refunds (a closure that voided some of ours)
     closed = {r.event.player_id for r in decided if isinstance(r.event, AccountClosed)}
     refunds = (
-        refunds_of(ladder_id, games_of(log), touching, elo, closed=closed)
-        if is_elo and touching
-        else []
+        refunds_of(ladder_id, games_of(log), touching, rating, closed=closed) if touching else []
     )
     columns = columns_of_log(log)
     accounts = {

@@ -59,12 +59,15 @@ async def rating_of(api: Api, ladder_id: str, player: Account) -> dict[str, Any]
     return body
 
 
+@pytest.mark.parametrize("system", ["elo", "glicko2"])
 async def test_given_a_fed_booster_when_the_admin_closes_it_then_its_victim_is_refunded_exactly(
-    api: Api, database_url: str
+    api: Api, database_url: str, system: str
 ) -> None:
     organiser = await api.organiser()
     booster, feeder, victim, honest = [await api.register() for _ in range(4)]
-    ladder_id = await api.ladder(organiser, members=(booster, feeder, victim, honest))
+    ladder_id = await api.ladder(
+        organiser, members=(booster, feeder, victim, honest), rating_system=system
+    )
     response = await api.client.put(
         f"/api/ladders/{ladder_id}/fairplay", json=THRESHOLDS, headers=organiser.auth
     )
