@@ -47,6 +47,7 @@ from service.api import (
     admin,
     dispute_queue,
     docs_assets,
+    fairplay,
     ladders,
     match_outcome,
     match_routes,
@@ -79,8 +80,8 @@ from service.store import EventStore, apply_migrations, open_pool
 from service.store.replica import ReadRouting, open_read_routing
 from service.tournaments import routes as tournament_routes
 from service.tournaments.plugin import TournamentPlugin
+from service.web import fairplay_page, seasons_page
 from service.web import routes as web_routes
-from service.web import seasons_page
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -117,10 +118,12 @@ ROUTES: list[ControllerRouterHandler] = [
     *match_routes.ROUTES,
     *web_routes.ROUTES,
     *admin.ROUTES,
+    *fairplay.ROUTES,
     *ratings.ROUTES,
     *replays.ROUTES,
     *seasons.ROUTES,
     *seasons_page.ROUTES,
+    *fairplay_page.ROUTES,
     *evidence_routes.ROUTES,
     *tournament_routes.ROUTES,
     *docs_assets.ROUTES,

@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "bots": "service.bots.cli:bots",
     "cluster": "service.cluster.command:cluster",
     "export": "workers.export:export",
+    "flags": "service.fairplay.cli:flags",
     "keys": "service.evidence.cli:keys",
     "migrate": "service.cli_migrate:migrate_command",
     "run": "service.run:run",

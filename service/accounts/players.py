@@ -54,8 +54,12 @@ def _player(row: tuple[str, str, list[str]]) -> Player:
 
 
 async def player_by_token(conn: AsyncConnection, token: str) -> Player | None:
+    """The token's player; None for an unknown token or an account closed for fair
+    play (docs/fairplay.md: it signs in no more; its pages and records stay public)."""
     cur = await conn.execute(
-        "SELECT id, name, roles FROM players WHERE token_hash = %s", (token_hash(token),)
+        "SELECT id, name, roles FROM players p WHERE token_hash = %s"
+        " AND NOT EXISTS (SELECT 1 FROM fairplay_closed c WHERE c.player_id = p.id)",
+        (token_hash(token),),
     )
     row = await cur.fetchone()
     return _player(row) if row else None

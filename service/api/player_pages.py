@@ -19,6 +19,8 @@ from litestar.params import Parameter
 from psycopg_pool import AsyncConnectionPool
 
 from service.errors import NotFound, ValidationFailed
+from service.fairplay.service import closure_of
+from service.store.ops import run_async
 
 MAX_IDS = 100
 
@@ -65,6 +67,9 @@ class PlayerProfile(msgspec.Struct, frozen=True, kw_only=True):
     joined_at: datetime
     ladders: list[LadderStanding]
     record: PlayerRecord
+    closed_for_fair_play: bool = False
+    """The account was closed for fair play (docs/fairplay.md); its finished
+    matches stay readable as records."""
 
 
 class HeadToHead(msgspec.Struct, frozen=True, kw_only=True):
@@ -155,6 +160,7 @@ async def player_profile(player_id: str, pool: AsyncConnectionPool) -> PlayerPro
         ladders = [_standing(r) for r in await cur.fetchall()]
         cur = await conn.execute(_RECORD_SQL, {"p": player_id})
         counts = await cur.fetchone()
+        closure = await run_async(conn, closure_of(player_id))
     assert counts is not None
     return PlayerProfile(
         id=found[0],
@@ -170,6 +176,7 @@ async def player_profile(player_id: str, pool: AsyncConnectionPool) -> PlayerPro
             live=counts[4],
             aborted=counts[5],
         ),
+        closed_for_fair_play=closure is not None,
     )
 
 

@@ -24,11 +24,14 @@ from schemas.bounds import INT32_MAX
 from service.accounts.guards import requires_role
 from service.broker.jobs import enqueue_ladder_update, fetch_job, redis_client
 from service.errors import MatchaError, NotFound, Unavailable, ValidationFailed
+from service.fairplay.ladder import refunds_of_player
+from service.fairplay.refunds import Refund
 from service.ratings.elo import expected_score as elo_expected
 from service.ratings.glicko2 import Glicko2Settings, entering_phi, rd_of
 from service.ratings.glicko2 import expected_score as glicko2_expected
 from service.ratings.settings import RatingSettings, settings_from_json
 from service.settings import Settings
+from service.store.ops import run_async
 
 TREND_GAMES = 5
 """How many of a player's latest rating changes the leaderboard shows."""
@@ -122,6 +125,9 @@ class PlayerRatings(msgspec.Struct, frozen=True, kw_only=True):
     games: int
     provisional: bool
     history: list[HistoryEntry]
+    refunds: list[Refund] = []
+    """Rating given back because an opponent was closed for fair play (reason
+    "refund: opponent closed for fair play"; docs/fairplay.md "Refunds")."""
 
 
 class JobAccepted(msgspec.Struct, frozen=True, kw_only=True):
@@ -338,6 +344,11 @@ async def rating_history(
             (ladder_id, player_id, after_game, lo, hi, limit),
         )
         rows = await cur.fetchall()
+        refunds = [
+            r
+            for r in await run_async(conn, refunds_of_player(player_id))
+            if r.ladder_id == ladder_id
+        ]
     rd, interval, provisional = (
         _uncertainty(settings, current[0], current[3], current[4], current[5], current[2])
         if current
@@ -372,6 +383,7 @@ async def rating_history(
             )
             for r in rows
         ],
+        refunds=refunds,
     )
 
 

@@ -48,8 +48,10 @@ from service.audit.verdict import check_lines, verdict
 from service.errors import NotFound
 from service.evidence.receipts import Receipt
 from service.evidence.service import Evidence
+from service.fairplay.ladder import flags_naming
 from service.matches.policy import Caller
 from service.store.heads import head_salt
+from service.store.ops import run_async
 
 
 def _status(rows: Sequence[RawRow]) -> MatchStatus:
@@ -212,6 +214,8 @@ async def audit_seen_by(
     at = now or datetime.now(UTC)
     rows, inputs = await _read(conn, match_id, evidence, receipts)
     report = build_report(match_id, rows, inputs, gap_threshold_s=gap_threshold_s, now=at)
+    if caller.admin:  # a player sees nothing of the fair-play flags (docs/fairplay.md)
+        report = replace(report, flags=await run_async(conn, flags_naming(match_id)))
     return seen_report(report, rows, caller, at)
 
 

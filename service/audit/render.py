@@ -102,6 +102,11 @@ def render(report: AuditReport, *, log: bool = True) -> str:
             out.append(line)
     else:
         out.append("Disputes: none")
+    if r.flags:  # admins only: the report a player reads has none (docs/fairplay.md)
+        out.append("Fair-play flags naming this match:")
+        for f in r.flags:
+            numbers = " ".join(f"{k}={v:g}" for k, v in f.numbers.items())
+            out.append(f"    {f.flag_id} {f.signal} {' vs '.join(f.players)}: {numbers}")
     out.append("")
     out.append(f"Verdict: {r.verdict.line}")
     return "\n".join(out)

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 from schemas.clocks import Clocks
+from schemas.fairplay import Flag
 from service.audit.rows import RawRow
 
 CheckStatus: TypeAlias = Literal["consistent", "inconsistent", "skipped", "pending"]
@@ -236,6 +237,8 @@ class AuditReport(msgspec.Struct, frozen=True, kw_only=True):
     """The match is being played: ``events`` is the public log (as a live spectator
     sees it) and no finding quotes the values it compared; the checks themselves
     ran over the whole log (docs/audit.md, "Who reads what")."""
+    flags: list[Flag] = []
+    """The fair-play flags that name this match (admins only; docs/fairplay.md)."""
 
 
 _encoder = msgspec.json.Encoder()

@@ -19,6 +19,8 @@ Two kinds of reads:
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final, NamedTuple
@@ -519,3 +521,161 @@ def results_between(ladder_id: str, after: int, high: int, period_us: int) -> Op
         _NEW_RESULTS, {"ladder": ladder_id, "after": after, "high": high, "period_us": period_us}
     )
     return [NewResult(*r) for r in rows]
+
+
+# -- fair play ----------------------------------------------------------------------------
+
+TIMED_FROM: Final = ("card_played", "passed", "round_revealed", "cards_kept")
+"""A move is timed from the event of these before it in its match: not the deals
+(their hands are the big rows; a hand's first move is timed from the keep
+before it), so a match's first move is not timed."""
+
+
+class FairPlayLog(NamedTuple):
+    """A ladder's matches as the fair-play signals read them (``fairplay_log``),
+    column-wise: numbers as 8-byte arrays, ids as lists, nothing per row in Python."""
+
+    match_ids: list[str]
+    """The ladder's matches that ended, in the order they ended; for each:"""
+    player0: list[str]
+    player1: list[str]
+    ended_position: array[int]
+    ended_code: array[int]
+    """The winning seat (0, 1) or 2 for a draw, + 4 if it ended by a resignation or
+    a time-out, + 8 if it was aborted."""
+    ended_at: array[float]
+    """POSIX seconds."""
+    created_at: array[float]
+    """POSIX seconds: when each was created."""
+    annulled: dict[str, int]
+    """Every annulled match (of every ladder), with the position of its annulment."""
+    moves: dict[str, tuple[int, int, int, int, int]]
+    """Matches with moves: (cards played, seat 0's timed moves, seat 1's, seat 0's
+    fast ones, seat 1's), each move timed as ``TIMED_FROM`` says."""
+
+
+_ENDED_OF_LADDER = """
+SELECT coalesce(string_agg(match_id || E'\t' || p0 || E'\t' || p1, E'\t'), ''),
+       coalesce(string_agg(int8send(position), ''::bytea), ''::bytea),
+       coalesce(string_agg(int8send(code), ''::bytea), ''::bytea),
+       coalesce(string_agg(float8send(at), ''::bytea), ''::bytea),
+       coalesce(string_agg(float8send(created), ''::bytea), ''::bytea)
+FROM (SELECT c.match_id, c.data -> 'players' ->> 0 AS p0, c.data -> 'players' ->> 1 AS p1,
+             e.position, date_part('epoch', e.recorded_at) AS at,
+             date_part('epoch', c.recorded_at) AS created,
+             CASE coalesce(e.data ->> 'winner', 'D') WHEN '0' THEN 0 WHEN '1' THEN 1 ELSE 2 END
+             + CASE WHEN e.data ->> 'reason' IN ('resigned', 'timeout') THEN 4 ELSE 0 END
+             + CASE WHEN e.data ->> 'reason' = 'aborted' THEN 8 ELSE 0 END AS code
+      FROM events c JOIN events e ON e.match_id = c.match_id AND e.type = 'match_ended'
+      WHERE c.type = 'match_created' AND c.data ->> 'ladder_id' = %(ladder)s
+      ORDER BY e.position) AS ended
+"""
+# One row: every field of the ladder's results, in the order they ended, ids
+# joined by tabs in one string and numbers as 8-byte big-endian arrays (split
+# once, in C: no Python step per match), as the ratings' bulk reads ship them.
+# One sort: the aggregates take the rows in the subquery's order (as
+# ``packed``'s reads do); four ORDER BYs inside them sorted four times.
+_MOVES_OF_LADDER = """
+SELECT match_id,
+       count(*) FILTER (WHERE type = 'card_played'),
+       count(*) FILTER (WHERE timed AND seat = '0'),
+       count(*) FILTER (WHERE timed AND seat = '1'),
+       count(*) FILTER (WHERE timed AND seat = '0' AND think < %(fast)s),
+       count(*) FILTER (WHERE timed AND seat = '1' AND think < %(fast)s)
+FROM (SELECT ev.match_id, ev.type, ev.data ->> 'seat' AS seat,
+             date_part('epoch', ev.recorded_at - lag(ev.recorded_at)
+                 OVER (PARTITION BY ev.match_id ORDER BY ev.version)) AS think,
+             ev.type IN ('card_played', 'passed')
+                 AND (ev.data ->> 'automatic') IS DISTINCT FROM 'true' AS chosen
+      FROM events ev
+      WHERE ev.type = ANY(%(timed_from)s)
+        AND EXISTS (SELECT 1 FROM events c WHERE c.match_id = ev.match_id AND c.version = 1
+                    AND c.type = 'match_created' AND c.data ->> 'ladder_id' = %(ladder)s)
+     ) AS timed_moves, LATERAL (SELECT chosen AND think IS NOT NULL AS timed) AS t
+GROUP BY match_id
+"""
+
+
+def _int8s(raw: bytes) -> array[int]:
+    values = array("q", bytes(raw))
+    if sys.byteorder == "little":
+        values.byteswap()
+    return values
+
+
+def _float8s(raw: bytes) -> array[float]:
+    values = array("d", bytes(raw))
+    if sys.byteorder == "little":
+        values.byteswap()
+    return values
+
+
+def fairplay_log(ladder_id: str, fast_s: float) -> Op[FairPlayLog]:
+    """What the fair-play signals read of a ladder (``FairPlayLog``), in three
+    statements whatever its size; ``fast_s``: a move this quick is fast."""
+    rows = yield Query(_ENDED_OF_LADDER, {"ladder": ladder_id})
+    packed, positions, codes, times, created = rows[0]
+    fields = str(packed).split("\t") if packed else []
+    annulled = yield Query("SELECT match_id, min(position) FROM events"
+                           " WHERE type = 'match_annulled' GROUP BY match_id")  # fmt: skip
+    moves = yield Query(
+        _MOVES_OF_LADDER, {"ladder": ladder_id, "fast": fast_s, "timed_from": list(TIMED_FROM)}
+    )
+    return FairPlayLog(
+        match_ids=fields[0::3],
+        player0=fields[1::3],
+        player1=fields[2::3],
+        ended_position=_int8s(positions),
+        ended_code=_int8s(codes),
+        ended_at=_float8s(times),
+        created_at=_float8s(created),
+        annulled={str(m): int(p) for m, p in annulled},
+        moves={str(m): (int(c), int(a), int(b), int(fa), int(fb)) for m, c, a, b, fa, fb in moves},
+    )
+
+
+def annulled_among(match_ids: Sequence[str]) -> Op[set[str]]:
+    """Which of these matches have their ``match_annulled``."""
+    rows = yield Query(
+        "SELECT match_id FROM events WHERE type = 'match_annulled' AND match_id = ANY(%s)",
+        (list(match_ids),),
+    )
+    return {str(m) for (m,) in rows}
+
+
+def accounts_of(player_ids: Sequence[str]) -> Op[list[tuple[str, datetime, bool]]]:
+    """(player id, account created at, a service bot) of these players: what the
+    fair-play signals know of accounts (``players``, ``bot_players``)."""
+    rows = yield Query(
+        "SELECT p.id, p.created_at, b.player_id IS NOT NULL"
+        " FROM players p LEFT JOIN bot_players b ON b.player_id = p.id"
+        " WHERE p.id = ANY(%s)",
+        (list(player_ids),),
+    )
+    return [(str(p), at, bool(bot)) for p, at, bot in rows]
+
+
+def ladders_of_the_log() -> Op[list[str]]:
+    """Every ladder some match of the log was created on."""
+    rows = yield Query(
+        "SELECT DISTINCT data ->> 'ladder_id' FROM events"
+        " WHERE type = 'match_created' AND data ->> 'ladder_id' IS NOT NULL ORDER BY 1"
+    )
+    return [str(ladder) for (ladder,) in rows]
+
+
+def finished_ladder_matches_of_player(player_id: str) -> Op[list[str]]:
+    """The player's matches on a ladder that ended (aborted or not), not annulled,
+    oldest first: what closing the account for fair play voids."""
+    rows = yield Query(
+        "SELECT c.match_id FROM events c"
+        " WHERE c.type = 'match_created' AND c.data -> 'players' ? %s"
+        "   AND c.data ->> 'ladder_id' IS NOT NULL"
+        "   AND EXISTS (SELECT 1 FROM events e WHERE e.match_id = c.match_id"
+        "               AND e.type = 'match_ended')"
+        "   AND NOT EXISTS (SELECT 1 FROM events a WHERE a.match_id = c.match_id"
+        "                   AND a.type = 'match_annulled')"
+        " ORDER BY c.position",
+        (player_id,),
+    )
+    return [str(m) for (m,) in rows]

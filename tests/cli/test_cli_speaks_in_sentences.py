@@ -26,6 +26,7 @@ BAD_ID: dict[str, tuple[list[str], int, str]] = {
     "bots": (["no-such-bot", "random"], 2, "no-such-bot"),
     "cluster": (["no-such-verb"], 2, "no-such-verb"),
     "export": (["--ladder", "no-such-ladder", "--out", "{tmp}/out.jsonl"], 2, "no-such-ladder"),
+    "flags": (["show", "no-such-flag"], 2, "no-such-flag"),
     "keys": (["no-such-verb"], 2, "no-such-verb"),
     "migrate": (["--database-url", MISSING_DB], 2, "matcha_no_such_database"),
     "run": (["--data-dir", "/proc/no-such-folder"], 2, "/proc/no-such-folder"),
@@ -46,6 +47,7 @@ NO_DATABASE: dict[str, list[str]] = {
     "audit": ["--all"],
     "export": ["--ladder", "x", "--out", "{tmp}/out.jsonl"],
     "migrate": [],
+    "flags": ["list"],
     "worker": ["--burst", "--redis-url", "redis://127.0.0.1:6379/0"],
     "api": ["--port", "0"],
 }

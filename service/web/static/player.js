@@ -29,7 +29,14 @@ async function ladderCard(playerId, s) {
     h("div", { class: "row" }, h("h2", { id: `l-${s.ladder_id}` }, s.ladder_name), h("span", { class: "badge" }, s.ruleset),
       s.provisional && s.rating != null ? h("span", { class: "badge", title: "few games yet: the rating still moves fast" }, "provisional") : null),
     h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
-    data ? historyChart(data.history, { title: `Rating on ${s.ladder_name}` }) : null);
+    data ? historyChart(data.history, { title: `Rating on ${s.ladder_name}` }) : null,
+    data && data.refunds && data.refunds.length ? refundList(data.refunds) : null);
+}
+
+// Rating given back because an opponent was closed for fair play (docs/fairplay.md).
+function refundList(refunds) {
+  return h("ul", { class: "refunds" }, refunds.map((r) => h("li", { "data-refund": r.closed_player },
+    `${r.amount >= 0 ? "+" : "−"}${Math.abs(r.amount).toFixed(1)} (${Math.round(r.before)} → ${Math.round(r.after)}): ${r.reason}`)));
 }
 
 function resultFor(playerId, m) {
@@ -59,7 +66,8 @@ export async function playerPage(root, playerId) {
   document.title = `${profile.name} · Matcha`;
   fill(root,
     h("div", { class: "match-head" }, h("h1", { id: "player-name" }, profile.name),
-      profile.roles.filter((r) => r !== "player").map((r) => h("span", { class: "badge" }, r))),
+      profile.roles.filter((r) => r !== "player").map((r) => h("span", { class: "badge" }, r)),
+      profile.closed_for_fair_play ? h("span", { class: "badge", id: "closed" }, "closed for fair play") : null),
     h("p", { class: "muted", id: "record" }, `${rec.matches} finished match${rec.matches === 1 ? "" : "es"}: ${rec.wins} won, ${rec.draws} drawn, ${rec.losses} lost`,
       rec.aborted ? `, ${rec.aborted} aborted` : "",
       rec.live ? ` · ${rec.live} being played` : "", ` · playing since ${day(profile.joined_at)}`),
