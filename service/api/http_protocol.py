@@ -9,8 +9,9 @@ once, at the end of that iteration: one system call per response on the
 server and one wake-up on the client (bench/bench_api.py, docs/api.md
 "Performance").
 
-Nothing else changes: bytes and their order are the same, ``close`` sends
-what is held first, and a WebSocket upgrade gets the real transport.
+Nothing else changes: bytes and their order are the same, and ``close`` sends
+what is held first. A WebSocket upgrade keeps the coalescing transport: the
+frames a socket is sent in one iteration go out in one write as well.
 
 It also bounds a request's head (request line and headers) to
 ``MAX_HEAD_BYTES``: httptools sets no limit, so a client could make the server
@@ -125,7 +126,6 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._raw_transport = transport
         self.transport = CoalescingTransport(transport, self.loop)  # type: ignore[assignment]
         self._in_head = True
         """Between requests, or inside one's request line and headers."""
@@ -197,10 +197,12 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             transport.close()
 
     def handle_websocket_upgrade(self) -> None:
-        # The WebSocket protocol takes over the real transport (nothing is held
-        # yet: an upgrade is the connection's first request or follows a
-        # finished response, whose bytes are sent first).
+        # The WebSocket protocol takes over the connection with the coalescing
+        # transport too (what an earlier response left held is sent first): the
+        # frames a socket is sent within one loop iteration (a stream's batch of
+        # events, an ack with them) go out in one write, not one system call and
+        # one client wake-up per frame. The real transport still drives the
+        # protocol (``set_protocol``, flow control); only writes are held.
         if isinstance(self.transport, CoalescingTransport):
             self.transport.flush()
-            self.transport = self._raw_transport
         super().handle_websocket_upgrade()

@@ -15,6 +15,8 @@ viewer. The protocol is in docs/live.md "Commands on the socket".
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
+
 from schemas.views import MatchView
 from service.accounts.players import caller_of
 from service.engine import is_terminal, view
@@ -80,11 +82,26 @@ def _refused(request_id: str | None, error: Exception, instance: str) -> str:
     return frame_encoder.encode(frame).decode()
 
 
-async def _view(core: MatchCore, access: Access, version: int | None) -> MatchView:
+CatchUp = Callable[[str, int], Awaitable[Sequence[object]]]
+"""``await catch_up(match_id, after)``: the hub's read of the rows after ``after``
+(``Hub.load_after``), shared with the streams of this process that need the same
+rows; the rows it reads from the store bring the core's fold forward (``Known.learn``)."""
+
+
+async def _view(
+    core: MatchCore, access: Access, version: int | None, catch_up: CatchUp | None = None
+) -> MatchView:
     """The match as the caller sees it: what ``GET /api/matches/{id}`` answers; when the
     client names the ``version`` it knows the match is at and this process holds the
-    fold at that version, and the policy shows it undelayed, that view without a read."""
+    fold at that version, and the policy shows it undelayed, that view without a read.
+
+    A fold behind that version (another process took the command) is brought forward
+    by the hub's catch-up: one read, which this seat's stream shares for its frames of
+    those rows, instead of one for the stream and one for the view."""
     cached = core.cached(access.match_id)
+    if cached is not None and version is not None and cached.version < version and catch_up:
+        await catch_up(access.match_id, cached.version)
+        cached = core.cached(access.match_id)
     if cached is not None and version is not None and cached.version == version:
         facts = await core.facts(cached.created)
         seen = seen_by(
@@ -98,10 +115,17 @@ async def _view(core: MatchCore, access: Access, version: int | None) -> MatchVi
     return view(folded.state, seen.viewer, version=folded.version, hide_hands_in_replay=seen.hide)
 
 
-async def answer(core: MatchCore, access: Access, raw: str | bytes, path: str) -> str | None:
+async def answer(
+    core: MatchCore,
+    access: Access,
+    raw: str | bytes,
+    path: str,
+    catch_up: CatchUp | None = None,
+) -> str | None:
     """The text to send back for one client message (None: nothing, a late hello).
 
-    ``path`` is the socket's path, the problem's ``instance``.
+    ``path`` is the socket's path, the problem's ``instance``; ``catch_up`` the hub's
+    shared read of a match's new rows (a view behind the client's version).
     """
     try:
         message = client_decoder.decode(raw)
@@ -112,7 +136,7 @@ async def answer(core: MatchCore, access: Access, raw: str | bytes, path: str) -
     player = access.player
     try:
         if isinstance(message, ViewMessage):
-            shown = await _view(core, access, message.version)
+            shown = await _view(core, access, message.version, catch_up)
             return frame_encoder.encode(ViewFrame(id=message.id, view=shown)).decode()
         if player is None:
             raise Unauthorized(SIGN_IN)

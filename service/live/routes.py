@@ -121,8 +121,15 @@ async def start_live(app: Litestar) -> None:
     store = app.state.store
     live_settings = LiveSettings()
 
+    core = app.state.matches
+
     async def load_page(match_id: str, after: int, limit: int) -> Any:
-        return await store.load(match_id, after=after, limit=limit)
+        rows = await store.load(match_id, after=after, limit=limit)
+        # The rows another process appended, read for this process's streams, also
+        # bring its fold of the match forward: a seat's view and next command here
+        # then need no read of their own (``Known.learn``; ``commands.answer``).
+        core.learn(match_id, rows)
+        return rows
 
     async def load_log(match_id: str) -> Any:
         return await store.load(match_id)
@@ -216,12 +223,13 @@ async def _take_commands(socket: WebSocket[Any, Any, Any], access: Access) -> No
     """Read what the client of a match socket sends, answering each command (an
     ack or a refusal) in the order they came; a close is noticed at once."""
     core = socket.app.state.matches
+    catch_up = _runtime(socket.app.state).hub.load_after
     path = socket.url.path
     send: Callable[[Any], Awaitable[None]] = socket.send
     with contextlib.suppress(WebSocketDisconnect, ClientDisconnected):
         while True:
             raw = await socket.receive_data(mode="text")
-            reply = await commands.answer(core, access, raw, path)
+            reply = await commands.answer(core, access, raw, path, catch_up)
             if reply is not None:
                 await send({"type": "websocket.send", "text": reply})
 

@@ -73,6 +73,10 @@ class Committed(msgspec.Struct, frozen=True, kw_only=True):
     clocks: Clocks | None = None
     """Both clocks as these rows left them, measured at the last row's recorded
     time (None: an untimed match). Public: the live frames carry them."""
+    summary: Summary | None = None
+    """The match's ``match_summaries`` row after these rows (public: players, hand,
+    tokens, result), as the core tallied it for the append; read-only. The lobby
+    publish is made from it (no read of the log, and no copy of it per process)."""
 
     @property
     def match_id(self) -> str:
@@ -188,6 +192,7 @@ class MatchCore(Known):
             at=self.now(),
         )
         started_state, events = step(fold([], seed), command)
+        summary = summarise(events)
         try:
             result = await self._append(
                 command.match_id,
@@ -197,7 +202,7 @@ class MatchCore(Known):
                 seed=seed,
                 idempotency_key=idempotency_key,
                 request_hash=request_hash,
-                also=_also(command.match_id, started_state, len(events), summarise(events)),
+                also=_also(command.match_id, started_state, len(events), summary),
                 recorded_at=command.at,
             )
         except Conflict:
@@ -210,7 +215,8 @@ class MatchCore(Known):
             return earlier
         folded = fold_from_start(result.stored, seed)
         self.remember(folded, seed)
-        await self._committed(await self.facts(folded.created), result, folded.state, False)
+        facts = await self.facts(folded.created)
+        await self._committed(facts, result, folded.state, False, summary)
         return _started(folded.created, len(events))
 
     async def _started_before(
@@ -392,7 +398,7 @@ class MatchCore(Known):
             summary=summary,
         )
         self.remember(after)
-        await self._committed(facts, result, state, is_terminal(before.state))
+        await self._committed(facts, result, state, is_terminal(before.state), summary)
         return Accepted(
             facts=facts, version=result.last_version, folded=after, stored=result.stored
         )
@@ -406,7 +412,12 @@ class MatchCore(Known):
         )
 
     async def _committed(
-        self, facts: MatchFacts, result: AppendResult, state: State, over_before: bool
+        self,
+        facts: MatchFacts,
+        result: AppendResult,
+        state: State,
+        over_before: bool,
+        summary: Summary,
     ) -> None:
         """Run the after-commit hooks with the rows the append wrote (no read back)."""
         committed = Committed(
@@ -414,6 +425,7 @@ class MatchCore(Known):
             stored=result.stored,
             over_before=over_before,
             clocks=clock.clocks(state, result.stored[-1].recorded_at),
+            summary=summary,
         )
         for hook in list(self.after_commit):
             try:

@@ -99,6 +99,17 @@ async def echo(socket: WebSocket[Any, Any, Any]) -> None:
     await socket.close()
 
 
+@websocket("/burst")
+async def burst(socket: WebSocket[Any, Any, Any]) -> None:
+    """Three frames back to back once the client says go (a stream's batch)."""
+    await socket.accept()
+    await socket.receive_text()
+    for n in range(3):
+        await socket.send_text(f"frame {n}")
+    await socket.receive_text()
+    await socket.close()
+
+
 SOCKET_WRITES: list[bytes] = []
 
 
@@ -124,7 +135,7 @@ class CountedProtocol(CoalescingHttpToolsProtocol):
 @pytest.fixture
 async def server_port() -> AsyncIterator[int]:
     SOCKET_WRITES.clear()
-    app = Litestar([hello, hello_head, stream, echo])
+    app = Litestar([hello, hello_head, stream, echo, burst])
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -185,3 +196,17 @@ async def test_a_websocket_upgrade_still_works(server_port: int) -> None:
     async with connect(f"ws://127.0.0.1:{server_port}/ws") as ws:
         await ws.send("hi")
         assert await ws.recv() == "echo:hi"
+
+
+async def test_given_three_websocket_frames_sent_in_one_iteration_then_they_go_out_in_one_write(
+    server_port: int,
+) -> None:
+    from websockets.asyncio.client import connect
+
+    async with connect(f"ws://127.0.0.1:{server_port}/burst", compression=None) as ws:
+        after_handshake = len(SOCKET_WRITES)
+        await ws.send("go")
+        assert [await ws.recv() for _ in range(3)] == ["frame 0", "frame 1", "frame 2"]
+        assert len(SOCKET_WRITES) == after_handshake + 1
+        assert SOCKET_WRITES[-1].count(b"frame ") == 3
+        await ws.send("bye")

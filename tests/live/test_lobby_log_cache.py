@@ -1,4 +1,5 @@
-"""The publisher tallies lobby summaries from the log it saw, and reloads after a gap."""
+"""The publisher makes lobby summaries from the core's tally (no read), else tallies
+the log it saw and reloads after a gap."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from service.broker.hints import LobbySummary
 from service.broker.publish import Publisher, lobby_summary
 from service.engine.selfplay import play_match
 from service.matches import Committed, MatchFacts
+from service.matches.summaries import Summary, summarise
 
 pytestmark = pytest.mark.anyio
 
@@ -45,13 +47,14 @@ def _log(seed: int) -> list[Row]:
     return [Row(version=i, recorded_at=at, event=e) for i, e in enumerate(events, 1)]
 
 
-def _committed(log_: list[Row], rows: list[Row]) -> Committed:
+def _committed(log_: list[Row], rows: list[Row], summary: Summary | None = None) -> Committed:
     created = log_[0].event
     assert isinstance(created, MatchCreated)
     return Committed(
         facts=MatchFacts(created=created, terms=DEFAULT_TERMS),
         stored=tuple(rows),  # type: ignore[arg-type]
         over_before=False,
+        summary=summary,
     )
 
 
@@ -87,6 +90,40 @@ async def test_each_lobby_summary_equals_the_tally_of_the_log_so_far(seed: int) 
     assert len(expected) > 3
     # Only the batch after the gap needed the whole log from the store.
     assert len(loads) == 1
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_given_the_cores_tally_when_batches_commit_then_no_log_is_read_even_after_a_gap(
+    seed: int,
+) -> None:
+    log_ = _log(seed)
+    loads: list[int] = []
+
+    async def load_log(match_id: str) -> list[Row]:
+        loads.append(1)
+        return log_
+
+    redis = FakeRedis()
+    publisher = Publisher(redis, "t", load_log=load_log)
+    expected: list[LobbySummary | None] = []
+    rng = random.Random(seed)
+    start = 0
+    gap_at = len(log_) // 2
+    while start < len(log_):
+        end = min(len(log_), start + rng.randint(1, 4))
+        if start <= gap_at < end:
+            start = end  # another process appended these
+            continue
+        tally = summarise(row.event for row in log_[:end])
+        await publisher(_committed(log_, log_[start:end], tally))
+        await publisher.drain()
+        if len(redis.lobby) > len(expected):
+            expected.append(lobby_summary("m-1", log_[:end]))
+        start = end
+
+    assert redis.lobby == expected
+    assert len(expected) > 3
+    assert loads == []
 
 
 async def test_without_a_loader_there_is_no_lobby_summary() -> None:

@@ -5,6 +5,7 @@ prefix; the remembered seed and facts are the stored ones."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from core_script import Clock, Table, one_match_two_cores
 
@@ -93,3 +94,47 @@ async def test_given_a_started_match_when_its_seed_and_facts_are_asked_then_the_
         assert await core.seed_of(table.match_id) == stored_seed
         facts, _ = await core.current_facts(table.match_id)
         assert facts == await facts_of(created, None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("terms", [None, TIMED])
+async def test_given_two_cores_when_one_learns_the_others_rows_then_its_fold_equals_the_log(
+    store: EventStore, clock: Clock, terms: MatchTerms | None
+) -> None:
+    tables = await one_match_two_cores(store, clock, "duel", terms)
+    mover, learner = tables[0], tables[1]
+    await learner.core.current(mover.match_id)
+    for _ in range(500):
+        if (await mover.state()).ended:
+            break
+        before = learner.core.cached(mover.match_id)
+        assert before is not None
+        clock.advance(1.25)
+        await mover.play()
+        rows = await store.load(mover.match_id, after=before.version - 2)  # one known row too
+
+        learner.core.learn(mover.match_id, rows)
+
+        learned = learner.core.cached(mover.match_id)
+        state, summary, version = await mover.truth()
+        assert learned is not None
+        assert (learned.version, learned.state, learned.summary) == (version, state, summary)
+        assert learned.head == rows[-1].hash
+    else:
+        raise AssertionError("the match did not end")
+
+
+async def test_given_rows_that_do_not_continue_the_cached_fold_when_learned_then_the_fold_stays(
+    store: EventStore, clock: Clock
+) -> None:
+    tables = await one_match_two_cores(store, clock, "duel", None)
+    mover, learner = tables[0], tables[1]
+    held = await learner.core.current(mover.match_id)
+    for _ in range(3):
+        await mover.play()
+    rows = await store.load(mover.match_id, after=held.version)
+    forged = [msgspec.structs.replace(rows[0], prev_hash=b"\x00" * 32), *rows[1:]]
+
+    learner.core.learn(mover.match_id, rows[1:])  # a gap: the row after the fold is missing
+    learner.core.learn(mover.match_id, forged)  # does not link to the fold's head
+
+    assert learner.core.cached(mover.match_id) == held
