@@ -58,12 +58,16 @@ async def test_moves_are_accepted_while_redis_is_down_and_every_viewer_ends_comp
                     await SseWatcher(f"http://{server}/api/matches/{match_id}/stream").start(),
                 ),
             ]
-            for _ in range(8):
+            for _ in range(4):
                 await driver.step(match_id, (a, b), rng)
 
             own_redis.stop()
+            accepted = 0
             for _ in range(8):  # each step asserts 200: accepted with Redis gone
-                assert await driver.step(match_id, (a, b), rng) > 0
+                if await driver.step(match_id, (a, b), rng) == 0:
+                    break  # the deal ended the match early (a duel can, in a dozen moves)
+                accepted += 1
+            assert accepted > 0, "no command was accepted while Redis was down"
             # A spectator may even arrive during the outage.
             late = await Watcher(base, hello={"kind": "hello"}).start()
             viewers.append(("spectator", late))

@@ -27,7 +27,15 @@ def _resign_open_games(api: Api, tournament_id: str, tokens: dict[str, str]) -> 
     games = [g for r in rounds["rounds"] for g in r["games"] if g["result"] is None]
     for game in games:
         loser = game["players"][1]
-        api.call("POST", f"/api/matches/{game['match_id']}/resign", tokens[loser], json={})
+        path = f"/api/matches/{game['match_id']}/resign"
+        # The pairing is published before the runner has created every game's match:
+        # a 404 here is a match about to exist (asked again, within a bound).
+        deadline = time.monotonic() + 15.0
+        auth = {"Authorization": f"Bearer {tokens[loser]}"}
+        while (res := api.http.post(path, headers=auth, json={})).status_code == 404:
+            assert time.monotonic() < deadline, f"the match of {game} was never created"
+            time.sleep(0.05)  # a poll of the API, bounded by the deadline above
+        assert res.status_code < 400, f"POST {path}: {res.status_code} {res.text}"
     return len(games)
 
 
