@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Final, TypeAlias
 
 from schemas.fairplay import FairPlayEvent, fairplay_event_decoder, fairplay_event_encoder
+from service.store.chain import tag_of
 from service.store.ops import Op
 from service.store.stream import Stored, Stream, plain_row
 
@@ -17,12 +18,6 @@ STREAM_ID: Final = "fairplay"
 StoredDecision: TypeAlias = Stored[FairPlayEvent]
 
 
-def _tag(event: FairPlayEvent) -> str:
-    tag = type(event).__struct_config__.tag
-    assert isinstance(tag, str)
-    return tag
-
-
 FAIRPLAY_EVENTS: Stream[FairPlayEvent, StoredDecision] = Stream(
     label="the fair-play decisions",
     table="fairplay_events",
@@ -30,7 +25,7 @@ FAIRPLAY_EVENTS: Stream[FairPlayEvent, StoredDecision] = Stream(
     lock_key=FAIRPLAY_LOCK_KEY,
     encode=fairplay_event_encoder.encode,
     decode=fairplay_event_decoder.decode,
-    type_of=_tag,
+    type_of=tag_of,
     row=plain_row,
     chain_id=lambda stream_id: f"fairplay:{stream_id}",
 )

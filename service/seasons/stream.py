@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Final, TypeAlias
 
 from schemas.seasons import LadderEvent, ladder_event_decoder, ladder_event_encoder
+from service.store.chain import tag_of
 from service.store.ops import Op
 from service.store.stream import Stored, Stream, plain_row
 
@@ -27,12 +28,6 @@ def stream_id(ladder_id: str) -> str:
     return f"ladder:{ladder_id}"
 
 
-def _tag(event: LadderEvent) -> str:
-    tag = type(event).__struct_config__.tag
-    assert isinstance(tag, str)
-    return tag
-
-
 LADDER_EVENTS: Stream[LadderEvent, StoredLadderEvent] = Stream(
     label="the season stream of ladder",
     table="ladder_events",
@@ -40,7 +35,7 @@ LADDER_EVENTS: Stream[LadderEvent, StoredLadderEvent] = Stream(
     lock_key=LADDER_LOCK_KEY,
     encode=ladder_event_encoder.encode,
     decode=ladder_event_decoder.decode,
-    type_of=_tag,
+    type_of=tag_of,
     row=plain_row,
     chain_id=stream_id,
 )

@@ -121,7 +121,9 @@ def _data_bytes(data: Any) -> bytes:
     return msgspec.json.encode(data)
 
 
-def _tag(event: Any) -> str:
+def tag_of(event: Any) -> str:
+    """A tagged Struct's tag (an event's ``type`` in JSON and in a stream's ``type``
+    column)."""
     tag = type(event).__struct_config__.tag
     assert isinstance(tag, str)
     return tag
@@ -187,7 +189,7 @@ def verify_chain(
     chain_id: Callable[[str], str] = str,
     decode: Callable[[bytes], Any] = decode_event,
     encode: Callable[[Any], bytes] = encode_event,
-    type_of: Callable[[Any], str] = _tag,
+    type_of: Callable[[Any], str] = tag_of,
 ) -> ChainBreak | None:
     """Check one stream's rows (mappings or objects with the column names), any order.
 

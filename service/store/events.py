@@ -27,7 +27,7 @@ from psycopg_pool import AsyncConnectionPool
 from schemas.events import Event, decode_event, encode_event
 from service.cache import Bounded
 from service.errors import Conflict, ValidationFailed, VersionConflict
-from service.store.chain import GENESIS_HASH
+from service.store.chain import GENESIS_HASH, tag_of
 from service.store.heads import blinded, head_message, head_salt, row_head_message
 from service.store.ops import run_async
 from service.store.stream import EMPTY, Chained, Head, Stream
@@ -95,9 +95,7 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
 
 def event_type(event: Event) -> str:
     """The event's tag (its ``type`` in JSON and in the ``type`` column)."""
-    tag = type(event).__struct_config__.tag
-    assert isinstance(tag, str)
-    return tag
+    return tag_of(event)
 
 
 def _stored_event(
