@@ -53,7 +53,7 @@ from psycopg import AsyncConnection
 
 from service.evidence import merkle
 from service.evidence.keys import Keyring, SigningKey
-from service.store import matchlog
+from service.store import chain, matchlog
 from service.store.events import head_is_signed, unsigned_up_to
 from service.store.heads import blinded, head_salt
 from service.store.ops import run_async
@@ -66,10 +66,6 @@ CHECKPOINT_FORMAT_V2 = "matcha-checkpoint/2"
 consistency proofs show that a later checkpoint extends an earlier one."""
 _DOMAIN = b"matcha-checkpoint-v1"
 _DOMAIN_V2 = b"matcha-checkpoint-v2"
-
-
-def _field(raw: bytes) -> bytes:
-    return len(raw).to_bytes(4, "big") + raw
 
 
 class Checkpoint(msgspec.Struct, frozen=True, kw_only=True):
@@ -146,15 +142,15 @@ def checkpoint_message(
     return b"".join(
         (
             _DOMAIN_V2 if v2 else _DOMAIN,
-            _field(origin.encode()),
-            _field(str(sequence).encode()),
-            _field(str(tree_size).encode()),
-            _field(root),
-            _field(str(position).encode()),
-            _field(issued_at.encode()),
-            _field(key_id.encode()),
+            chain.field(origin.encode()),
+            chain.field(str(sequence).encode()),
+            chain.field(str(tree_size).encode()),
+            chain.field(root),
+            chain.field(str(position).encode()),
+            chain.field(issued_at.encode()),
+            chain.field(key_id.encode()),
             *(
-                (_field(str(history_size).encode()), _field(history_root))
+                (chain.field(str(history_size).encode()), chain.field(history_root))
                 if v2 and history_root is not None
                 else ()
             ),
@@ -169,9 +165,9 @@ def history_leaf(leaf: Leaf) -> bytes:
 
 def leaf_data(leaf: Leaf) -> bytes:
     return (
-        _field(leaf.match_id.encode())
-        + _field(str(leaf.version).encode())
-        + _field(bytes.fromhex(leaf.hash))
+        chain.field(leaf.match_id.encode())
+        + chain.field(str(leaf.version).encode())
+        + chain.field(bytes.fromhex(leaf.hash))
     )
 
 

@@ -42,13 +42,10 @@ from service.evidence.checkpoints import (
     consistency_problem,
 )
 from service.evidence.keys import Keyring, SigningKey, load_or_create_signing_key
+from service.store.chain import field
 
 WITNESS_FORMAT = "matcha-witness/1"
 _DOMAIN = b"matcha-witness-v1"
-
-
-def _field(raw: bytes) -> bytes:
-    return len(raw).to_bytes(4, "big") + raw
 
 
 class Witnessed(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,14 +64,14 @@ def witness_message(checkpoint: Checkpoint, witnessed_at: str, witness_key_id: s
     return b"".join(
         (
             _DOMAIN,
-            _field(checkpoint.origin.encode()),
-            _field(str(checkpoint.sequence).encode()),
-            _field(str(checkpoint.history_size).encode()),
-            _field(bytes.fromhex(checkpoint.history_root)),
-            _field(bytes.fromhex(checkpoint.root)),
-            _field(base64.b64decode(checkpoint.signature)),
-            _field(witnessed_at.encode()),
-            _field(witness_key_id.encode()),
+            field(checkpoint.origin.encode()),
+            field(str(checkpoint.sequence).encode()),
+            field(str(checkpoint.history_size).encode()),
+            field(bytes.fromhex(checkpoint.history_root)),
+            field(bytes.fromhex(checkpoint.root)),
+            field(base64.b64decode(checkpoint.signature)),
+            field(witnessed_at.encode()),
+            field(witness_key_id.encode()),
         )
     )
 

@@ -48,7 +48,10 @@ def format_recorded_at(recorded_at: datetime) -> str:
     return recorded_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _field(raw: bytes) -> bytes:
+def field(raw: bytes) -> bytes:
+    """One length-prefixed field of a hashed or signed message (docs/evidence-spec.md):
+    its length as 4 bytes big-endian, then the bytes, so no two lists of fields give
+    the same bytes."""
     return len(raw).to_bytes(4, "big") + raw
 
 
@@ -58,11 +61,11 @@ def canonical_bytes(
     return b"".join(
         (
             DOMAIN,
-            _field(match_id.encode()),
-            _field(str(version).encode()),
-            _field(actor.encode()),
-            _field(format_recorded_at(recorded_at).encode()),
-            _field(event_bytes),
+            field(match_id.encode()),
+            field(str(version).encode()),
+            field(actor.encode()),
+            field(format_recorded_at(recorded_at).encode()),
+            field(event_bytes),
         )
     )
 

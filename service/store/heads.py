@@ -26,15 +26,11 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from service.store.chain import format_recorded_at
+from service.store.chain import field, format_recorded_at
 
 HEAD_DOMAIN = b"matcha-signed-head-v1"
 SALT_DOMAIN = b"matcha-head-salt-v1"
 BLIND_DOMAIN = b"matcha-head-blind-v1"
-
-
-def _field(raw: bytes) -> bytes:
-    return len(raw).to_bytes(4, "big") + raw
 
 
 def _seed_bytes(seed: str | None) -> bytes:
@@ -62,11 +58,11 @@ def head_message(
     return b"".join(
         (
             HEAD_DOMAIN,
-            _field(key_id.encode()),
-            _field(match_id.encode()),
-            _field(str(version).encode()),
-            _field(bytes(blinded_hash)),
-            _field(at.encode()),
+            field(key_id.encode()),
+            field(match_id.encode()),
+            field(str(version).encode()),
+            field(bytes(blinded_hash)),
+            field(at.encode()),
         )
     )
 
