@@ -123,7 +123,7 @@ LAYERS: tuple[Layer, ...] = (
                 "service.bots.cli",
                 "service.cli_migrate",
                 "service.evidence.cli",
-                "service.evidence.vectors",
+                "service.vectors",
                 "service.evidence.witness",
                 "service.fairplay.cli",
                 "service.tournaments.cli",

@@ -5,7 +5,7 @@ An event's chain bytes are msgspec's JSON of it: the tag first, then every
 field in the order msgspec keeps them (``v`` last: a base class's defaulted
 field goes after the subclass's), an ``UNSET`` field left out. An independent
 verifier cannot guess that order, so it is written out here, from the very
-structs the service encodes with: ``service.evidence.vectors`` renders this
+structs the service encodes with: ``service.vectors`` renders this
 table into the spec, into ``docs/evidence-vectors/fields.json`` and into the
 browser's verifier (``service/web/static/evidence_fields.js``), and the suite
 fails when a schema changes without them.

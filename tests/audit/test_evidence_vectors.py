@@ -1,6 +1,6 @@
 """The test vectors of docs/evidence-spec.md against the Python implementation.
 
-The vectors are made by ``service.evidence.vectors``; these tests say that the
+The vectors are made by ``service.vectors``; these tests say that the
 committed files are what the code makes today (so the spec's field order
 cannot drift from schemas/), that the formulas of the spec give the vectors'
 hashes without the service's helpers, and that ``matcha verify`` passes the
@@ -20,7 +20,7 @@ import pytest
 
 import service.evidence.fields as fields
 from schemas.events import HandEnded, decode_event, encode_event
-from service.evidence import vectors
+from service import vectors
 from service.evidence.keys import Keyring
 from service.verify import verify_record
 
@@ -45,7 +45,7 @@ def test_the_committed_vectors_are_what_the_implementation_makes_today() -> None
         for path, data in vectors.build().items()
         if not path.exists() or path.read_bytes() != data
     ]
-    assert not stale, f"run `python -m service.evidence.vectors`: stale {stale}"
+    assert not stale, f"run `python -m service.vectors`: stale {stale}"
 
 
 def test_a_field_added_to_an_event_makes_the_spec_stale(monkeypatch: pytest.MonkeyPatch) -> None:
