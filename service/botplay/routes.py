@@ -171,7 +171,11 @@ async def get_win_probability(
             code="no_odds_for_players",
         )
     wanted = visible.version if version is None else min(version, visible.version)
-    if not visible.over:
+    if visible.over:
+        stored = await _replay_odds(request, match_id, wanted)
+        if stored is not None:
+            return stored
+    else:
         await botplay.odds.watch(match_id)  # from now on, an estimate after each event
     found = await botplay.odds.store.latest(match_id, wanted)
     if found is None or found.version < wanted:
@@ -188,6 +192,34 @@ async def get_win_probability(
         playouts=found.playouts,
         computed_at=found.computed_at,
         visible_version=wanted,
+    )
+
+
+_REPLAY_ODDS = (
+    "SELECT p0, p1, playouts, computed_at FROM replay_odds WHERE match_id = %s AND version = %s"
+)
+
+
+async def _replay_odds(
+    request: Request[Any, Any, Any], match_id: str, version: int
+) -> WinProbabilityAnswer | None:
+    """A finished match's version from the replay's odds (``workers.projections.odds``:
+    estimated from the spectator's view at that version, like the live odds), if
+    the worker has estimated it yet."""
+    async with request.app.state.pool.connection() as conn:
+        cur = await conn.execute(_REPLAY_ODDS, (match_id, version))
+        row = await cur.fetchone()
+    if row is None:
+        return None
+    p0, p1, playouts, computed_at = row
+    return WinProbabilityAnswer(
+        match_id=match_id,
+        version=version,
+        p=(float(p0), float(p1)),
+        draw=round(max(0.0, 1.0 - p0 - p1), 6),
+        playouts=int(playouts),
+        computed_at=computed_at,
+        visible_version=version,
     )
 
 

@@ -131,7 +131,7 @@ def test_export_and_a_burst_worker_run_without_any_url(make_run_folder: Path) ->
     worked = matcha(make_run_folder, "worker", "--burst", "--no-fork")
     assert worked.returncode == 0, worked.stderr
     # The runners caught up from the log: this ladder rated, its two matches archived.
-    assert "caught up: archives 2, ratings 1, flags 2, summaries 2" in worked.stdout
+    assert "caught up: archives 2, ratings 1, flags 2, odds 2, summaries 2" in worked.stdout
 
 
 def test_migrate_without_any_url_finds_make_runs_database_as_its_owner(

@@ -134,7 +134,7 @@ async def test_each_projection_runner_shows_how_far_behind_the_log_it_is(
         dict(labels)["projection"]
         for (name, labels) in _samples(text)
         if name == "matcha_projection_lag_positions"
-    } == {"archives", "flags", "ratings", "summaries"}
+    } == {"archives", "flags", "odds", "ratings", "summaries"}
     assert _value(text, "matcha_projection_lag_positions", projection="archives") == 0
     events = await _two_events(store, "lag-1")
     text = await _scrape((database_url, redis_server_url, redis_prefix))

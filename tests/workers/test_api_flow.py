@@ -237,4 +237,10 @@ async def test_a_redis_outage_never_fails_a_command_and_the_runners_find_the_end
         == 2
     )
     assert conn.execute("SELECT 1 FROM replay_archives WHERE match_id = %s", (match_id,)).fetchone()
-    assert catch_up_all(database_url) == {"archives": 0, "ratings": 0, "summaries": 0, "flags": 0}
+    assert catch_up_all(database_url) == {
+        "archives": 0,
+        "ratings": 0,
+        "summaries": 0,
+        "flags": 0,
+        "odds": 0,
+    }

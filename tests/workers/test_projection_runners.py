@@ -240,10 +240,22 @@ async def test_catching_up_everything_at_once_applies_each_projection(
     await store_log(
         store, match_id, played_log(31, match_id, ladder_id=ladder, players=("ann", "bob"))
     )
-    assert catch_up_all(database_url) == {"archives": 1, "ratings": 1, "summaries": 1, "flags": 1}
+    assert catch_up_all(database_url) == {
+        "archives": 1,
+        "ratings": 1,
+        "summaries": 1,
+        "flags": 1,
+        "odds": 1,
+    }
     assert match_id in _archives(conn)
     assert set(table(conn, ladder)) == {"ann", "bob"}
-    assert catch_up_all(database_url) == {"archives": 0, "ratings": 0, "summaries": 0, "flags": 0}
+    assert catch_up_all(database_url) == {
+        "archives": 0,
+        "ratings": 0,
+        "summaries": 0,
+        "flags": 0,
+        "odds": 0,
+    }
 
 
 async def test_an_archive_is_built_while_a_ratings_update_takes_its_time(

@@ -9,8 +9,8 @@ hint, or the broker, delays nothing by more than ``runner.POLL_S``.
 * ``runner``: the pass and the loop (``Runner``), shared by all three;
 * ``positions``: the runners' rows, locked per pass (no lock outlives its owner);
 * ``log``: reading the global log after a position without skipping late commits;
-* ``archives``, ``ratings``, ``summaries``, ``flags``: the projections (``flags``:
-  fair play, docs/fairplay.md);
+* ``archives``, ``ratings``, ``summaries``, ``flags``, ``odds``: the projections
+  (``flags``: fair play, docs/fairplay.md; ``odds``: the replay's odds bar);
 * ``wake``: the hints over Redis, published by the API, heard by the workers.
 
 ``runners(database_url, stop)`` builds the three as ``matcha worker`` runs them;
@@ -24,6 +24,7 @@ import threading
 
 from workers.projections.archives import ArchivesProjection
 from workers.projections.flags import FlagsProjection
+from workers.projections.odds import OddsProjection
 from workers.projections.ratings import RatingsProjection
 from workers.projections.runner import POLL_S, SWEEP_EVERY_S, Projection, Runner, Step
 from workers.projections.summaries import SummariesProjection
@@ -69,6 +70,14 @@ def runners(
             sweep_every_s=every,
         ),
         Runner(
+            OddsProjection(),
+            database_url,
+            stop=stop,
+            poll_s=poll_s,
+            sweep_at_start=sweeps,
+            sweep_every_s=every,
+        ),
+        Runner(
             SummariesProjection(),
             database_url,
             stop=stop,
@@ -96,6 +105,7 @@ __all__ = [
     "POLL_S",
     "ArchivesProjection",
     "FlagsProjection",
+    "OddsProjection",
     "Projection",
     "RatingsProjection",
     "Runner",
