@@ -171,3 +171,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     async (anyio) test collected after it would then fail to start its own loop."""
     web = Path(__file__).parent / "web"
     items.sort(key=lambda item: Path(str(item.path)).is_relative_to(web))
+
+
+_OWN_BASETEMP = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Each run's temporary folders in a folder of its own (``--basetemp``), not in the
+    shared ``/tmp/pytest-of-<user>``: as root the embedded PostgreSQL runs as the
+    ``pgserver`` user, which must traverse to its data folder, and every pytest run
+    that starts meanwhile sets that shared folder back to 0700 (two suites at once:
+    ``could not open file ... pg_control: Permission denied``). xdist's workers are
+    given ``<basetemp>/popen-gwN`` by the controller, so only the controller picks."""
+    if config.option.basetemp or hasattr(config, "workerinput"):
+        return
+    base = Path(tempfile.mkdtemp(prefix="matcha-pytest-"))
+    base.chmod(0o755)
+    config.option.basetemp = str(base / "run")
+    config.stash[_OWN_BASETEMP] = base
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    base = config.stash.get(_OWN_BASETEMP, None)
+    if base is not None:
+        shutil.rmtree(base, ignore_errors=True)
