@@ -15,15 +15,13 @@ here), or a match that ended before this projection existed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
-from service.replays import build_batch, load_logs, store_archives
-from service.store import matchlog
-from service.store.ops import run
-from workers.projections.log import AFTER_PLAY_TYPES
-from workers.projections.runner import Step
+from service.replays import LogRow, build_batch, store_archives
+from workers.projections.finished import FinishedMatches
 
 MATCHES_PER_PASS = 50
 """Matches built in one transaction: their archives become visible together, so a
@@ -32,32 +30,14 @@ small batch shows the first ones sooner (200 ends at once: 4 passes)."""
 SWEEP_LIMIT = 10_000
 """Missing archives one sweep builds at most (newest first); the next sweep goes on."""
 
-_MISSING = f"""
-SELECT f.match_id FROM {matchlog.FINISHED} f
-WHERE NOT EXISTS (SELECT 1 FROM replay_archives r WHERE r.match_id = f.match_id)
-ORDER BY f.position DESC
-LIMIT %s
-"""
 
-
-class ArchivesProjection:
+class ArchivesProjection(FinishedMatches):
     name = "archives"
+    kept_table = "replay_archives"
+    matches_per_pass = MATCHES_PER_PASS
+    sweep_limit = SWEEP_LIMIT
 
-    def step(self, conn: psycopg.Connection[Any], after: int, high: int) -> Step:
-        found = run(conn, matchlog.moved_between(after, high, AFTER_PLAY_TYPES, MATCHES_PER_PASS))
-        reached = high if len(found) < MATCHES_PER_PASS else found[-1][0]
-        match_ids = list(dict.fromkeys(match_id for _, match_id in found))
-        if not match_ids:
-            return Step(reached, 0)
-        built = build_batch(load_logs(conn, match_ids))
+    def apply(self, conn: psycopg.Connection[Any], logs: Sequence[LogRow]) -> int:
+        built = build_batch(logs)
         store_archives(conn, built)
-        return Step(reached, len(built))
-
-    def sweep(self, conn: psycopg.Connection[Any]) -> int:
-        missing = [str(m) for (m,) in conn.execute(_MISSING, (SWEEP_LIMIT,)).fetchall()]
-        built = 0
-        for start in range(0, len(missing), MATCHES_PER_PASS):
-            done = build_batch(load_logs(conn, missing[start : start + MATCHES_PER_PASS]))
-            store_archives(conn, done)
-            built += len(done)
-        return built
+        return len(built)

@@ -33,11 +33,7 @@ from service.bots.winprob import estimate, view_seed
 from service.engine import is_terminal, view
 from service.matches import MatchFacts, public_sight
 from service.replays import LogRow, record_of_log
-from service.replays.store import load_logs
-from service.store import matchlog
-from service.store.ops import run
-from workers.projections.log import AFTER_PLAY_TYPES
-from workers.projections.runner import Step
+from workers.projections.finished import FinishedMatches
 
 log = logging.getLogger("matcha.workers.odds")
 
@@ -51,13 +47,6 @@ MATCHES_PER_PASS = 10
 
 SWEEP_LIMIT = 1_000
 """Matches without odds one sweep estimates at most (newest first); the next goes on."""
-
-_MISSING = f"""
-SELECT f.match_id FROM {matchlog.FINISHED} f
-WHERE NOT EXISTS (SELECT 1 FROM replay_odds o WHERE o.match_id = f.match_id)
-ORDER BY f.position DESC
-LIMIT %s
-"""
 
 _DELETE = "DELETE FROM replay_odds WHERE match_id = ANY(%s)"
 _INSERT = (
@@ -127,28 +116,16 @@ def store_odds(conn: psycopg.Connection[Any], done: dict[str, list[VersionOdds]]
     conn.execute(_INSERT, tuple(list(column) for column in zip(*rows, strict=True)))
 
 
-class OddsProjection:
+class OddsProjection(FinishedMatches):
     name = "odds"
+    kept_table = "replay_odds"
+    matches_per_pass = MATCHES_PER_PASS
+    sweep_limit = SWEEP_LIMIT
 
-    def step(self, conn: psycopg.Connection[Any], after: int, high: int) -> Step:
-        found = run(conn, matchlog.moved_between(after, high, AFTER_PLAY_TYPES, MATCHES_PER_PASS))
-        reached = high if len(found) < MATCHES_PER_PASS else found[-1][0]
-        match_ids = list(dict.fromkeys(match_id for _, match_id in found))
-        if not match_ids:
-            return Step(reached, 0)
-        done = estimate_batch(load_logs(conn, match_ids))
+    def apply(self, conn: psycopg.Connection[Any], logs: Sequence[LogRow]) -> int:
+        done = estimate_batch(logs)
         store_odds(conn, done)
-        return Step(reached, len(done))
-
-    def sweep(self, conn: psycopg.Connection[Any]) -> int:
-        missing = [str(m) for (m,) in conn.execute(_MISSING, (SWEEP_LIMIT,)).fetchall()]
-        estimated = 0
-        for start in range(0, len(missing), MATCHES_PER_PASS):
-            with conn.transaction():
-                done = estimate_batch(load_logs(conn, missing[start : start + MATCHES_PER_PASS]))
-                store_odds(conn, done)
-            estimated += len(done)
-        return estimated
+        return len(done)
 
 
 __all__ = [
