@@ -193,7 +193,8 @@ leaderboards, player pages and tournament pages, each a GET that only reads. The
 ``pool`` is the standby's while it is close enough behind (``MATCHA_STANDBY_MAX_LAG_S``),
 else the primary's; without a standby it is the primary's pool itself. Not here:
 commands and anything that reads its own writes (a seat's view, a command's answer),
-and replays (a replay not yet archived is built and stored by the read)."""
+and replays, which read a stored archive on the standby themselves and build a
+missing one on the primary (``service.api.replays.load_archive``)."""
 
 
 def provide_reads_that_may_lag(state: State) -> Any:

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from anyio import to_thread
 from litestar import Request, Response, get, post
+from litestar.datastructures import State
 from litestar.params import Parameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
@@ -95,16 +96,25 @@ class _Cached(msgspec.Struct, frozen=True, kw_only=True):
 _cache: OrderedDict[str, _Cached] = OrderedDict()
 
 
-async def load_archive(pool: AsyncConnectionPool, match_id: str) -> _Cached:
+async def load_archive(pool: AsyncConnectionPool, match_id: str, *, lagging: Any = None) -> _Cached:
     """The match's current archive: stored if it is the log's as it stands, else
-    built now and stored (``service.replays.store``: the workers' one loader and upsert)."""
-    async with pool.connection() as conn:
-        current = await current_archive_async(conn, match_id)
-        if current is None:
-            built = await build_now_async(conn, match_id)
-            data, digest = built.data, built.sha256
-        else:
-            data, digest = current
+    built now and stored (``service.replays.store``: the workers' one loader and upsert).
+
+    ``lagging`` (the standby's routing, ``service.store.replica.ReadRouting.lagging``)
+    is asked first: an archive the workers stored is a read that may lag (a replay
+    is of a finished match; what follows its end shows within the lag bound). Only a
+    match the standby holds no current archive of is built, on the primary."""
+    current = None
+    if lagging is not None:
+        async with lagging.connection() as conn:
+            current = await current_archive_async(conn, match_id)
+    if current is None:
+        async with pool.connection() as conn:
+            current = await current_archive_async(conn, match_id)
+            if current is None:
+                built = await build_now_async(conn, match_id)
+                current = built.data, built.sha256
+    data, digest = current
     cached = _cache.get(match_id)
     if cached is not None and cached.sha256 == digest:
         _cache.move_to_end(match_id)
@@ -115,6 +125,12 @@ async def load_archive(pool: AsyncConnectionPool, match_id: str) -> _Cached:
     while len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
     return cached
+
+
+def _lagging(state: State) -> Any:
+    """The standby's routing for reads that may lag, if a standby is configured."""
+    reads = getattr(state, "reads", None)
+    return reads.lagging if reads is not None and reads.standby is not None else None
 
 
 def record_facts(record: MatchRecord) -> MatchFacts:
@@ -142,9 +158,11 @@ def shown_headers(headers: Headers, facts: MatchFacts, viewer: Viewer) -> Header
     tags=["replays"],
     security=[],
 )
-async def get_replay(match_id: str, pool: AsyncConnectionPool, viewer: Player | None) -> Replay:
+async def get_replay(
+    match_id: str, pool: AsyncConnectionPool, viewer: Player | None, state: State
+) -> Replay:
     """A finished match's replay: headers (PGN-like tags) and a summary of its frames."""
-    cached = await load_archive(pool, match_id)
+    cached = await load_archive(pool, match_id, lagging=_lagging(state))
     archive = cached.archive
     facts = record_facts(archive.record)
     who = replay_viewer(facts, caller_of(viewer))
@@ -176,11 +194,12 @@ async def get_frame(
     n: Annotated[int, Parameter(ge=1, le=INT32_MAX)],
     pool: AsyncConnectionPool,
     viewer: Player | None,
+    state: State,
     view: Annotated[ReplayView, QueryParameter()] = "public",
 ) -> ReplayFrame:
     """Frame ``n`` (1-based): the event and what a viewer sees after it.
     ``?view=omniscient`` (admins) shows everything at every step."""
-    archive = (await load_archive(pool, match_id)).archive
+    archive = (await load_archive(pool, match_id, lagging=_lagging(state))).archive
     facts = record_facts(archive.record)
     who = replay_viewer(facts, caller_of(viewer), omniscient=view == "omniscient")
     frames = archive.frames

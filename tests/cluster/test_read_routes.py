@@ -92,6 +92,13 @@ async def test_given_a_standby_then_every_page_that_may_lag_reads_it_and_no_comm
         response = await client.get(path)
         assert response.status_code == 200, (path, response.text)
         assert routing.reads["standby"] > reads, f"{path} did not read the standby"
+    # A replay: the archive the worker stored is read on the standby; one not stored
+    # yet is built and stored on the primary (a write the standby would refuse).
+    for path in (f"/api/matches/{match_id}/replay", f"/api/matches/{match_id}/replay/frames/1"):
+        reads = routing.reads["standby"]
+        response = await client.get(path)
+        assert response.status_code == 200, (path, response.text)
+        assert routing.reads["standby"] > reads, f"{path} did not read the standby"
     # the pages read what the commands wrote (here the same database: no lag)
     listed = (await client.get("/api/matches", params={"ladder": ladder})).json()
     assert [m["match_id"] for m in listed] == [match_id]
