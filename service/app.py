@@ -201,7 +201,7 @@ def provide_reads_that_may_lag(state: State) -> Any:
     """The ``pool`` of ``LAGGING_READS``: a pool-like whose ``connection()`` is the
     standby's when usable (``ReadRouting.lagging``), or the primary's pool."""
     reads: ReadRouting = state.reads
-    return reads.lagging if reads.standby is not None else state.pool
+    return reads.pool_that_may_lag()
 
 
 def _route_lagging_reads(handlers: list[ControllerRouterHandler]) -> None:

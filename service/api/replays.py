@@ -100,12 +100,13 @@ async def load_archive(pool: AsyncConnectionPool, match_id: str, *, lagging: Any
     """The match's current archive: stored if it is the log's as it stands, else
     built now and stored (``service.replays.store``: the workers' one loader and upsert).
 
-    ``lagging`` (the standby's routing, ``service.store.replica.ReadRouting.lagging``)
-    is asked first: an archive the workers stored is a read that may lag (a replay
-    is of a finished match; what follows its end shows within the lag bound). Only a
-    match the standby holds no current archive of is built, on the primary."""
+    ``lagging`` (``ReadRouting.pool_that_may_lag``: the standby's routing when one is
+    configured) is asked first: an archive the workers stored is a read that may lag
+    (a replay is of a finished match; what follows its end shows within the lag
+    bound). Only a match the standby holds no current archive of is built, on the
+    primary."""
     current = None
-    if lagging is not None:
+    if lagging is not None and lagging is not pool:
         async with lagging.connection() as conn:
             current = await current_archive_async(conn, match_id)
     if current is None:
@@ -125,12 +126,6 @@ async def load_archive(pool: AsyncConnectionPool, match_id: str, *, lagging: Any
     while len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
     return cached
-
-
-def _lagging(state: State) -> Any:
-    """The standby's routing for reads that may lag, if a standby is configured."""
-    reads = getattr(state, "reads", None)
-    return reads.lagging if reads is not None and reads.standby is not None else None
 
 
 def record_facts(record: MatchRecord) -> MatchFacts:
@@ -162,7 +157,7 @@ async def get_replay(
     match_id: str, pool: AsyncConnectionPool, viewer: Player | None, state: State
 ) -> Replay:
     """A finished match's replay: headers (PGN-like tags) and a summary of its frames."""
-    cached = await load_archive(pool, match_id, lagging=_lagging(state))
+    cached = await load_archive(pool, match_id, lagging=state.reads.pool_that_may_lag())
     archive = cached.archive
     facts = record_facts(archive.record)
     who = replay_viewer(facts, caller_of(viewer))
@@ -199,7 +194,7 @@ async def get_frame(
 ) -> ReplayFrame:
     """Frame ``n`` (1-based): the event and what a viewer sees after it.
     ``?view=omniscient`` (admins) shows everything at every step."""
-    archive = (await load_archive(pool, match_id, lagging=_lagging(state))).archive
+    archive = (await load_archive(pool, match_id, lagging=state.reads.pool_that_may_lag())).archive
     facts = record_facts(archive.record)
     who = replay_viewer(facts, caller_of(viewer), omniscient=view == "omniscient")
     frames = archive.frames

@@ -183,6 +183,11 @@ class ReadRouting:
             self._lagging = LaggingReads(self)
         return self._lagging
 
+    def pool_that_may_lag(self) -> Any:
+        """What a read that may lag is given as its pool: ``lagging`` when a standby
+        is configured, else the primary's pool itself."""
+        return self.lagging if self.standby is not None else self.primary
+
     # ---- measuring ----------------------------------------------------------
 
     async def refresh(self) -> Verdict:
